@@ -1,0 +1,2 @@
+//! The `sessiondex` command line.
+fn main() {}

@@ -1,0 +1,238 @@
+//! Streaming JSON Lines: one line at a time, glued objects recovered, bad bytes counted.
+
+use std::io::BufRead;
+
+use serde_json::{Map, Value};
+
+use crate::coverage::{ReadCoverage, ReasonCode};
+
+/// Where an object came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Loc {
+    /// 1-based line number.
+    pub line: u64,
+    /// Byte offset of the line's first byte.
+    pub offset: u64,
+    /// 1-based position of the object on its line (2+ only for glued objects).
+    pub k: u32,
+}
+
+impl Loc {
+    /// A stable id derived from the position, for formats whose entries have none:
+    /// `l<line>` for the first object of a line, `l<line>.<k>` for a glued one.
+    #[must_use]
+    pub fn derived_id(&self) -> String {
+        if self.k <= 1 {
+            format!("l{}", self.line)
+        } else {
+            format!("l{}.{}", self.line, self.k)
+        }
+    }
+}
+
+/// Parses every JSON value on one line (without its terminator). Values that are objects are
+/// passed to `f`; anything else, and a parse error, is counted as `malformed_line`.
+///
+/// Returns `false` when the line had a parse error (the objects before the error were still
+/// delivered).
+pub(crate) fn parse_line(
+    bytes: &[u8],
+    loc_line: u64,
+    offset: u64,
+    cov: &mut ReadCoverage,
+    f: &mut dyn FnMut(Loc, Map<String, Value>),
+) -> bool {
+    let owned;
+    let text: &str = match std::str::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(_) => {
+            cov.add(ReasonCode::InvalidUtf8, loc_line);
+            owned = String::from_utf8_lossy(bytes).into_owned();
+            &owned
+        }
+    };
+    if text.trim().is_empty() {
+        return true;
+    }
+    let mut k = 0u32;
+    let mut ok = true;
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    for item in &mut stream {
+        match item {
+            Ok(Value::Object(map)) => {
+                k += 1;
+                f(
+                    Loc {
+                        line: loc_line,
+                        offset,
+                        k,
+                    },
+                    map,
+                );
+            }
+            Ok(_) => {
+                k += 1;
+                cov.add(ReasonCode::MalformedLine, loc_line);
+            }
+            Err(_) => {
+                ok = false;
+                break;
+            }
+        }
+    }
+    if !ok {
+        cov.add(ReasonCode::MalformedLine, loc_line);
+    }
+    ok
+}
+
+/// Would this line parse without error? Used to decide whether an unterminated last line is a
+/// partial tail.
+fn parses(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    text.trim().is_empty()
+        || serde_json::Deserializer::from_str(&text)
+            .into_iter::<Value>()
+            .all(|v| v.is_ok())
+}
+
+/// What [`read_lines`] hands to its callback.
+pub(crate) enum LineEvent<'a> {
+    /// A line that does not start like JSON, offered raw; the callback returns `true` to take it.
+    Raw(u64, &'a [u8]),
+    /// One JSON object.
+    Object(Loc, Map<String, Value>),
+}
+
+/// The line loop behind [`read_objects`]: non-JSON-looking lines are offered raw first
+/// (oh-my-pi's title line), and counted as malformed only if the callback declines them.
+pub(crate) fn read_lines<R: BufRead>(
+    mut reader: R,
+    start: u64,
+    first_line: u64,
+    cov: &mut ReadCoverage,
+    f: &mut dyn FnMut(LineEvent<'_>) -> bool,
+) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(64 * 1024);
+    let mut offset = start;
+    let mut line = first_line;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        let terminated = buf.last() == Some(&b'\n');
+        let mut body: &[u8] = &buf;
+        if terminated {
+            body = &body[..body.len() - 1];
+        }
+        if body.last() == Some(&b'\r') {
+            body = &body[..body.len() - 1];
+        }
+        let first = body.iter().find(|c| !c.is_ascii_whitespace());
+        let looks_json = first.is_none_or(|c| matches!(c, b'{' | b'[' | b'"') || c.is_ascii_digit());
+        let taken = !looks_json && terminated && f(LineEvent::Raw(line, body));
+        if !taken {
+            if !terminated && !parses(body) {
+                cov.add(ReasonCode::PartialTail, line);
+                break;
+            }
+            parse_line(body, line, offset, cov, &mut |loc, obj| {
+                f(LineEvent::Object(loc, obj));
+            });
+        }
+        cov.lines += 1;
+        offset += n as u64;
+        cov.complete_bytes = offset;
+        line += 1;
+    }
+    Ok(())
+}
+
+/// Reads JSON Lines from `reader`, starting at byte `start` and line number `first_line`
+/// (1-based), calling `f` for every object.
+///
+/// A last line without a newline that does not parse is a partial tail: it is not delivered,
+/// it is reported as `partial_tail`, and `cov.complete_bytes` stops before it.
+///
+/// # Errors
+///
+/// Only I/O errors of `reader`.
+pub fn read_objects<R: BufRead>(
+    reader: R,
+    start: u64,
+    first_line: u64,
+    cov: &mut ReadCoverage,
+    f: &mut dyn FnMut(Loc, Map<String, Value>),
+) -> std::io::Result<()> {
+    read_lines(reader, start, first_line, cov, &mut |ev| {
+        if let LineEvent::Object(loc, obj) = ev {
+            f(loc, obj);
+        }
+        false
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(input: &[u8]) -> (Vec<(Loc, Map<String, Value>)>, ReadCoverage) {
+        let mut out = Vec::new();
+        let mut cov = ReadCoverage::new();
+        read_objects(input, 0, 1, &mut cov, &mut |l, m| out.push((l, m))).unwrap();
+        (out, cov)
+    }
+
+    #[test]
+    fn glued_objects_are_both_recovered() {
+        let (out, cov) = collect(b"{\"a\":1}{\"b\":2}\n{\"c\":3}\n");
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[1].0.k, 2);
+        assert_eq!(out[1].0.derived_id(), "l1.2");
+        assert!(cov.complete);
+        assert_eq!(cov.complete_bytes, 23);
+    }
+
+    #[test]
+    fn partial_tail_is_not_delivered() {
+        let (out, cov) = collect(b"{\"a\":1}\n{\"b\":");
+        assert_eq!(out.len(), 1);
+        assert_eq!(cov.count(ReasonCode::PartialTail), 1);
+        assert_eq!(cov.count(ReasonCode::MalformedLine), 0);
+        assert_eq!(cov.complete_bytes, 8);
+    }
+
+    #[test]
+    fn unterminated_complete_last_line_is_read() {
+        let (out, cov) = collect(b"{\"a\":1}\n{\"b\":2}");
+        assert_eq!(out.len(), 2);
+        assert!(cov.complete);
+        assert_eq!(cov.complete_bytes, 15);
+    }
+
+    #[test]
+    fn non_objects_and_garbage_are_counted() {
+        let (out, cov) = collect(b"\"massive error\"\n42\n[1]\nnot json\n{\"ok\":true}\n");
+        assert_eq!(out.len(), 1);
+        assert_eq!(cov.count(ReasonCode::MalformedLine), 4);
+        assert!(!cov.complete);
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_and_kept() {
+        let (out, cov) = collect(b"{\"t\":\"a\xffb\"}\n");
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].1["t"], "a\u{fffd}b");
+        assert_eq!(cov.count(ReasonCode::InvalidUtf8), 1);
+    }
+
+    #[test]
+    fn crlf_and_blank_lines() {
+        let (out, cov) = collect(b"{\"a\":1}\r\n\r\n{\"b\":2}\r\n");
+        assert_eq!(out.len(), 2);
+        assert!(cov.complete);
+        assert_eq!(out[1].0.line, 3);
+    }
+}
