@@ -8,6 +8,7 @@ use sessiondex_source::{read_path, Branches, ReadOptions, Record, Selection, Ses
 mod claude;
 mod codex;
 mod pi;
+mod props;
 
 /// `shared/fixtures/sessions/<rel>`, or `None` (with a printed notice) when `../shared` is absent.
 pub fn shared_fixture(rel: &str) -> Option<PathBuf> {
