@@ -16,6 +16,9 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod config;
+
+pub use config::{default_index_dir, default_sources, Config, ConfigError};
 pub use sessiondex_core::tokenize;
 pub use sessiondex_query as query;
 pub use sessiondex_source as source;
