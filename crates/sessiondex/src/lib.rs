@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 mod config;
+pub mod identity;
 
 pub use config::{default_index_dir, default_sources, Config, ConfigError};
 pub use sessiondex_core::tokenize;

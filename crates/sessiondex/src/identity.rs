@@ -1,0 +1,149 @@
+//! Source identity: what decides whether an index record of a source may be reused.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The identity of a source file when it was indexed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceIdentity {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch.
+    pub mtime_ns: i128,
+    /// Status change time, nanoseconds since the Unix epoch (0 where the platform has none).
+    pub ctime_ns: i128,
+    /// Inode number (0 where the platform has none).
+    pub inode: u64,
+    /// SHA-256 of the whole file, hex.
+    pub source_hash: String,
+}
+
+/// The stat part of an identity, cheap to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, ns.
+    pub mtime_ns: i128,
+    /// Change time, ns.
+    pub ctime_ns: i128,
+    /// Inode.
+    pub inode: u64,
+}
+
+impl Stat {
+    /// Reads the stat of `path`.
+    ///
+    /// # Errors
+    ///
+    /// The I/O error of `metadata`.
+    pub fn of(path: &Path) -> io::Result<Stat> {
+        let m = std::fs::metadata(path)?;
+        Ok(Stat::from_metadata(&m))
+    }
+
+    /// The stat part of file metadata.
+    #[must_use]
+    pub fn from_metadata(m: &std::fs::Metadata) -> Stat {
+        let mtime_ns = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i128);
+        #[cfg(unix)]
+        let (ctime_ns, inode) = {
+            use std::os::unix::fs::MetadataExt;
+            (
+                i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
+                m.ino(),
+            )
+        };
+        #[cfg(not(unix))]
+        let (ctime_ns, inode) = (0, 0);
+        Stat {
+            size: m.len(),
+            mtime_ns,
+            ctime_ns,
+            inode,
+        }
+    }
+}
+
+impl SourceIdentity {
+    /// Whether the stat fields all equal `stat`: then the content is taken as unchanged
+    /// without hashing. Any difference (a same-size rewrite with the mtime put back still
+    /// moves ctime) requires the hash.
+    #[must_use]
+    pub fn stat_matches(&self, stat: &Stat) -> bool {
+        self.size == stat.size
+            && self.mtime_ns == stat.mtime_ns
+            && self.ctime_ns == stat.ctime_ns
+            && self.inode == stat.inode
+    }
+}
+
+/// SHA-256 of a file's first `len` bytes (the whole file when `len` is `None`), hex.
+///
+/// # Errors
+///
+/// I/O errors; a file shorter than `len` is `UnexpectedEof`.
+pub fn hash_file(path: &Path, len: Option<u64>) -> io::Result<String> {
+    let mut f = File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut left = len.unwrap_or(u64::MAX);
+    while left > 0 {
+        let want = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
+        let n = f.read(&mut buf[..want])?;
+        if n == 0 {
+            if len.is_some() {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            break;
+        }
+        hasher.update(&buf[..n]);
+        left -= n as u64;
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
+/// SHA-256 of bytes, hex.
+#[must_use]
+pub fn hash_bytes(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_whole_and_prefix() {
+        let dir = std::env::temp_dir().join(format!("sdx-id-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("f");
+        std::fs::write(&p, b"hello world").unwrap();
+        assert_eq!(hash_file(&p, None).unwrap(), hash_bytes(b"hello world"));
+        assert_eq!(hash_file(&p, Some(5)).unwrap(), hash_bytes(b"hello"));
+        assert_eq!(
+            hash_file(&p, Some(50)).unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
