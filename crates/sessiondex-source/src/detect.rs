@@ -26,6 +26,11 @@ pub fn detect(head: &[u8]) -> Option<Format> {
         let mut objects = serde_json::Deserializer::from_str(text).into_iter::<Value>();
         match objects.next() {
             Some(Ok(Value::Object(obj))) => {
+                // oh-my-pi's title slot is itself a JSON line (`{"type":"title","v":1,...}`).
+                if i == 0 && crate::pi::is_omp_title_line(line) {
+                    saw_title_line = true;
+                    continue;
+                }
                 if let Some(f) = detect_object(&obj, saw_title_line) {
                     return Some(f);
                 }
