@@ -178,7 +178,9 @@ pub fn read_objects<R: BufRead>(
 mod tests {
     use super::*;
 
-    fn collect(input: &[u8]) -> (Vec<(Loc, Map<String, Value>)>, ReadCoverage) {
+    type Objects = Vec<(Loc, Map<String, Value>)>;
+
+    fn collect(input: &[u8]) -> (Objects, ReadCoverage) {
         let mut out = Vec::new();
         let mut cov = ReadCoverage::new();
         read_objects(input, 0, 1, &mut cov, &mut |l, m| out.push((l, m))).unwrap();

@@ -1,5 +1,7 @@
 //! Integration tests of the format readers, over the repo's own small fixtures and, when
 //! `../shared` is beside the checkout, the real session logs in `shared/fixtures/sessions`.
+// A panic in a test is a failed test, which is what we want.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::type_complexity)]
 
 use std::path::PathBuf;
 
