@@ -129,3 +129,30 @@ codex = [
         "content": [{"type": "output_text", "text": "On an empty database the schema_version table does not exist yet. The script now creates it first and treats a missing row as version 0."}]}),
 ]
 write("codex/2026/11/04/rollout-2026-11-04T08-30-00-" + codex_id + ".jsonl", codex)
+
+# ---- oh-my-pi: a 256-byte title slot before a v3 header, an MCP tool with a provider
+omp_id = "019a6f3c-2d4e-7f50-9b1c-3d4e5f6a7b8c"
+title = {"type": "title", "v": 1, "title": "File the flaky checkout timeout", "source": "auto",
+         "updatedAt": "2026-11-05T16:20:09.000Z", "pad": ""}
+line = json.dumps(title, separators=(",", ":"))
+title["pad"] = " " * (255 - len(line))
+omp = [
+    title,
+    {"type": "session", "version": 3, "id": omp_id, "timestamp": "2026-11-05T16:20:00.000Z",
+     "cwd": "/home/dev/webapp", "title": "File the flaky checkout timeout"},
+    {"type": "message", "id": "e1f2a3b4", "parentId": None, "timestamp": "2026-11-05T16:20:05.000Z",
+     "message": {"role": "user", "content": [{"type": "text", "text": "Open an issue for the flaky checkout timeout we found on Monday."}], "timestamp": 1793895605000}},
+    {"type": "message", "id": "e1f2a3b5", "parentId": "e1f2a3b4", "timestamp": "2026-11-05T16:20:09.000Z",
+     "message": {"role": "assistant", "content": [
+         {"type": "toolCall", "id": "call_gh_1", "name": "mcp__github__create_issue",
+          "arguments": {"owner": "dev", "repo": "webapp", "title": "Checkout test flaky: payment stub jitter exceeds CHECKOUT_TIMEOUT_MS",
+                        "body": "The payment stub waits 1500-2500 ms; the client times out at 2000 ms."}}],
+         "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "toolUse", "timestamp": 1793895609000}},
+    {"type": "message", "id": "e1f2a3b6", "parentId": "e1f2a3b5", "timestamp": "2026-11-05T16:20:11.000Z",
+     "message": {"role": "toolResult", "toolCallId": "call_gh_1", "toolName": "mcp__github__create_issue", "isError": False,
+                 "content": [{"type": "text", "text": "Created issue dev/webapp#412"}], "timestamp": 1793895611000}},
+    {"type": "message", "id": "e1f2a3b7", "parentId": "e1f2a3b6", "timestamp": "2026-11-05T16:20:14.000Z",
+     "message": {"role": "assistant", "content": [{"type": "text", "text": "Filed dev/webapp#412 with the stub latency and the client timeout."}],
+                 "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "stop", "timestamp": 1793895614000}},
+]
+write("omp/--home-dev-webapp--/2026-11-05T16-20-00-000Z_" + omp_id + ".jsonl", omp)

@@ -19,7 +19,7 @@ pub enum ReasonCode {
     InvalidParentGraph,
     /// A parent id names no entry of the file; the walk stopped there.
     MissingParent,
-    /// A line of a type this reader does not know; skipped.
+    /// A line of a type this reader does not know; kept as a `meta` record.
     UnknownEntryType,
 }
 
