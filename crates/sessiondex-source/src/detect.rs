@@ -60,11 +60,13 @@ fn detect_object(obj: &Map<String, Value>, after_title: bool) -> Option<Format> 
     if crate::codex::is_bare_header(obj) {
         return Some(Format::Codex);
     }
-    if obj.contains_key("sessionId") || obj.contains_key("uuid") || obj.contains_key("leafUuid")
-    {
+    if obj.contains_key("sessionId") || obj.contains_key("uuid") || obj.contains_key("leafUuid") {
         return Some(Format::ClaudeCode);
     }
-    if matches!(ty, Some("file-history-snapshot" | "summary" | "queue-operation")) {
+    if matches!(
+        ty,
+        Some("file-history-snapshot" | "summary" | "queue-operation")
+    ) {
         return Some(Format::ClaudeCode);
     }
     None

@@ -131,7 +131,8 @@ pub(crate) fn read_lines<R: BufRead>(
             body = &body[..body.len() - 1];
         }
         let first = body.iter().find(|c| !c.is_ascii_whitespace());
-        let looks_json = first.is_none_or(|c| matches!(c, b'{' | b'[' | b'"') || c.is_ascii_digit());
+        let looks_json =
+            first.is_none_or(|c| matches!(c, b'{' | b'[' | b'"') || c.is_ascii_digit());
         let taken = !looks_json && terminated && f(LineEvent::Raw(line, body));
         if !taken {
             if !terminated && !parses(body) {

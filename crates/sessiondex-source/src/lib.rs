@@ -141,7 +141,11 @@ fn reader_for(format: Format) -> Box<dyn FormatReader> {
 ///
 /// [`ErrorKind::Io`] when reading fails, [`ErrorKind::UnknownFormat`] when no format was forced
 /// and the content matches none.
-pub fn read_from<R: BufRead>(file: &str, mut reader: R, opts: &ReadOptions) -> Result<Session, Error> {
+pub fn read_from<R: BufRead>(
+    file: &str,
+    mut reader: R,
+    opts: &ReadOptions,
+) -> Result<Session, Error> {
     // Detection looks at the first lines; they are kept and replayed to the reader.
     let mut head: Vec<u8> = Vec::new();
     let mut format = opts.format;

@@ -373,8 +373,9 @@ fn tool_call_child(r: &Record, block: &Map<String, Value>, k: usize) -> Record {
 impl FormatReader for PiReader {
     fn object(&mut self, loc: Loc, obj: Map<String, Value>, b: &mut Builder) {
         let ty = str_field(&obj, "type").unwrap_or("");
-        // oh-my-pi's title slot: only the first object of the first line, before the header.
-        if loc.line == 1 && loc.k <= 1 && !self.header_seen && is_title_slot(&obj) {
+        // oh-my-pi's title slot: written as the first line; accepted anywhere before the header
+        // so that damage before it does not turn it into an entry.
+        if !self.header_seen && is_title_slot(&obj) {
             self.slot_title = str_field(&obj, "title")
                 .filter(|t| !t.is_empty())
                 .map(str::to_owned);

@@ -250,6 +250,17 @@ impl Builder {
             self.records.retain(|_| *it.next().unwrap_or(&true));
         }
 
+        // A child record speaks for its carrier: it takes the carrier's role when the reader
+        // gave it none.
+        let mut carrier_role: Option<String> = None;
+        for r in &mut self.records {
+            if r.parent_entry_id.is_none() {
+                carrier_role.clone_from(&r.role);
+            } else if r.role.is_none() {
+                r.role.clone_from(&carrier_role);
+            }
+        }
+
         // Pair calls with results.
         let mut results: HashMap<String, (Option<Outcome>, Option<bool>)> = HashMap::new();
         for r in &self.records {

@@ -157,7 +157,11 @@ pub fn split_tool(name: &str) -> (String, Option<String>, String) {
     }
     if let Some((provider, action)) = name.split_once('.') {
         if !provider.is_empty() && !action.is_empty() {
-            return (name.to_owned(), Some(provider.to_owned()), action.to_owned());
+            return (
+                name.to_owned(),
+                Some(provider.to_owned()),
+                action.to_owned(),
+            );
         }
     }
     (name.to_owned(), None, name.to_owned())
@@ -246,10 +250,7 @@ mod tests {
     fn timestamps_round_trip() {
         let ms = parse_rfc3339_ms("2025-12-17T19:39:21.535Z").unwrap();
         assert_eq!(format_ms(ms), "2025-12-17T19:39:21.535Z");
-        assert_eq!(
-            parse_rfc3339_ms("2025-12-17T21:39:21.535+02:00"),
-            Some(ms)
-        );
+        assert_eq!(parse_rfc3339_ms("2025-12-17T21:39:21.535+02:00"), Some(ms));
         assert_eq!(format_ms(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(
             normalize_ts(&serde_json::json!(1_766_000_357_542_i64)).unwrap(),

@@ -76,7 +76,8 @@ fn session_jsonl_v1_counts_and_glued_line() {
     let all = s.select(Branches::All).records;
     assert_eq!(all.len(), 652);
     assert_eq!(count_role(&all, "user"), 44);
-    assert_eq!(count_role(&all, "assistant"), 220);
+    // 220 assistant messages + their 189 tool call children
+    assert_eq!(count_role(&all, "assistant"), 220 + 189);
     assert_eq!(
         count_role(&all, "tool"),
         190,
@@ -180,7 +181,7 @@ fn large_session_aborted_and_error() {
     // 1018 entries + 391 tool calls.
     assert_eq!(all.len(), 1409);
     assert_eq!(count_role(all, "user"), 88);
-    assert_eq!(count_role(all, "assistant"), 453);
+    assert_eq!(count_role(all, "assistant"), 453 + 391);
     assert_eq!(count_role(all, "tool"), 373);
     assert_eq!(children(all).len(), 391);
     assert_eq!(count_outcome(all, Outcome::Failed), 19);
@@ -248,7 +249,7 @@ fn before_compaction_header_links_and_counts() {
     // 1002 entries + 454 tool calls.
     assert_eq!(all.len(), 1456);
     assert_eq!(count_role(all, "user"), 55);
-    assert_eq!(count_role(all, "assistant"), 484);
+    assert_eq!(count_role(all, "assistant"), 484 + 454);
     assert_eq!(
         count_role(all, "tool"),
         451,

@@ -36,7 +36,14 @@ fn read_every_way(bytes: &[u8]) {
 fn content(records: &[Record]) -> Vec<(String, Option<String>, String, Option<String>)> {
     records
         .iter()
-        .map(|r| (r.kind.clone(), r.role.clone(), r.text.clone(), r.tool.clone()))
+        .map(|r| {
+            (
+                r.kind.clone(),
+                r.role.clone(),
+                r.text.clone(),
+                r.tool.clone(),
+            )
+        })
         .collect()
 }
 

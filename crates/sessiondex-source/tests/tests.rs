@@ -35,5 +35,8 @@ pub fn select(session: &Session, branches: Branches) -> Selection {
 
 /// Records with the given role.
 pub fn count_role(records: &[Record], role: &str) -> usize {
-    records.iter().filter(|r| r.role.as_deref() == Some(role)).count()
+    records
+        .iter()
+        .filter(|r| r.role.as_deref() == Some(role))
+        .count()
 }
