@@ -117,7 +117,8 @@ fn walk(args: &WalkArgs) -> io::Result<ExitCode> {
     if !args.source.exists() {
         let message = format!("{}: no such file or directory", args.source.display());
         if args.json {
-            let body = serde_json::json!({"error": {"code": "source_not_found", "message": message}});
+            let body =
+                serde_json::json!({"error": {"code": "source_not_found", "message": message}});
             println!("{body}");
         } else {
             eprintln!("sessiondex: {message}");
@@ -217,8 +218,17 @@ fn write_record_text(out: &mut impl Write, r: &Record) -> io::Result<()> {
         (Some(role), None) => role.to_owned(),
         (None, None) => r.kind.clone(),
     };
-    let outcome = r.outcome.map_or(String::new(), |o| format!(" [{}]", o.as_str()));
-    let first_line: String = r.text.lines().next().unwrap_or("").chars().take(160).collect();
+    let outcome = r
+        .outcome
+        .map_or(String::new(), |o| format!(" [{}]", o.as_str()));
+    let first_line: String = r
+        .text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(160)
+        .collect();
     writeln!(
         out,
         "{:>5} {} {}{}: {}",
