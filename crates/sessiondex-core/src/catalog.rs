@@ -1,0 +1,722 @@
+//! The corpus catalog: one file listing every indexed session of a branch mode, plus a merged
+//! term -> sessions map over cold vocabularies.
+//!
+//! Listing, scope resolution and cold recall over 10,000 sessions open this one file. The
+//! layout is columnar (one element per session, strings interned in one table), so opening
+//! costs no per-session work:
+//!
+//! - string-id columns: session id, file, format version, cwd, title, created, leaf, lineage
+//!   fingerprint, source path, source hash (SHA-256 hex), policy fingerprint;
+//! - u8 columns: format, tier, complete; u32: index format version; u64: entry count, error
+//!   count, source bytes, cache bytes, source size, inode; i64: first/last timestamp (ms,
+//!   `i64::MIN` none), mtime and ctime (ns);
+//! - list columns (items + `n+1` offsets): files touched, tool histogram (name, count),
+//!   coverage reasons (code, count), links (kind, target);
+//! - `terms`: an FST map term -> ordinal into `post_starts` (u64, terms+1), whose ranges in
+//!   `post_bytes` hold the ascending session ordinals as LEB128 varint deltas.
+
+use std::ops::Range;
+
+use rkyv::{Archive, Serialize};
+use sessiondex_source::{Branches, SessionLink};
+
+use crate::error::{Error, Result};
+use crate::format::{self, Aligned, Col, FileKind, StrCol, StrTableBuilder};
+use crate::summary::{
+    branches_code, branches_from, format_code, Coverage, CoverageReason, SessionSummary,
+};
+
+/// The payload schema text, hashed into the header's schema fingerprint.
+pub(crate) const SCHEMA: &str = "catalog/1 {branches:u8 strings:bytes string_offsets:[u32] \
+session_id file format_version cwd title created leaf lineage_fingerprint path source_hash \
+policy_fingerprint:[u32] format tier complete:[u8] index_version:[u32] entry_count \
+error_count source_bytes cache_bytes size inode:[u64] first_ts last_ts mtime_ns ctime_ns:[i64] \
+files:[u32] files_offsets:[u32] tools:[u32] tool_counts:[u64] tools_offsets:[u32] \
+reasons:[u32] reason_counts:[u64] reasons_offsets:[u32] link_kinds:[u32] link_targets:[u32] \
+links_offsets:[u32] terms:fst-map post_starts:[u64] post_bytes:varint-deltas}";
+
+/// Which tier holds a session's index file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tier {
+    /// A hot shard.
+    Hot,
+    /// A cold digest.
+    Cold,
+}
+
+impl Tier {
+    /// `hot` or `cold`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Hot => "hot",
+            Tier::Cold => "cold",
+        }
+    }
+}
+
+/// What identifies a source file's content: a record is reused only when all of it matches.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct SourceIdentity {
+    /// The exact source path.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, ns since the Unix epoch.
+    pub mtime_ns: i64,
+    /// Status change time, ns since the Unix epoch (0 where the platform has none).
+    pub ctime_ns: i64,
+    /// Inode number (0 where the platform has none).
+    pub inode: u64,
+    /// SHA-256 (hex) of the source bytes (`sourceHash`).
+    pub source_hash: String,
+}
+
+/// One session of the catalog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogEntry {
+    /// The session's metadata (branch mode and lineage fingerprint included).
+    pub summary: SessionSummary,
+    /// The tier holding its index file.
+    pub tier: Tier,
+    /// The source identity the index file was built from.
+    pub identity: SourceIdentity,
+    /// SHA-256 (hex) of the policy the index file was built with.
+    pub policy_fingerprint: String,
+    /// The index format version of the file.
+    pub format_version: u32,
+}
+
+#[derive(Archive, Serialize, Debug, Default)]
+pub(crate) struct CatalogPayload {
+    branches: u8,
+    strings: Vec<u8>,
+    string_offsets: Vec<u32>,
+    session_id: Vec<u32>,
+    file: Vec<u32>,
+    format_version: Vec<u32>,
+    cwd: Vec<u32>,
+    title: Vec<u32>,
+    created: Vec<u32>,
+    leaf: Vec<u32>,
+    lineage_fingerprint: Vec<u32>,
+    path: Vec<u32>,
+    source_hash: Vec<u32>,
+    policy_fingerprint: Vec<u32>,
+    format: Vec<u8>,
+    tier: Vec<u8>,
+    complete: Vec<u8>,
+    index_version: Vec<u32>,
+    entry_count: Vec<u64>,
+    error_count: Vec<u64>,
+    source_bytes: Vec<u64>,
+    cache_bytes: Vec<u64>,
+    size: Vec<u64>,
+    inode: Vec<u64>,
+    first_ts: Vec<i64>,
+    last_ts: Vec<i64>,
+    mtime_ns: Vec<i64>,
+    ctime_ns: Vec<i64>,
+    files: Vec<u32>,
+    files_offsets: Vec<u32>,
+    tools: Vec<u32>,
+    tool_counts: Vec<u64>,
+    tools_offsets: Vec<u32>,
+    reasons: Vec<u32>,
+    reason_counts: Vec<u64>,
+    reasons_offsets: Vec<u32>,
+    link_kinds: Vec<u32>,
+    link_targets: Vec<u32>,
+    links_offsets: Vec<u32>,
+    terms: Vec<u8>,
+    post_starts: Vec<u64>,
+    post_bytes: Vec<u8>,
+}
+
+/// Collects sessions and cold vocabularies, then writes one catalog file.
+#[derive(Debug)]
+pub struct CatalogBuilder {
+    branches: Branches,
+    st: StrTableBuilder,
+    p: CatalogPayload,
+    vocabs: Vec<(u32, fst::Map<Vec<u8>>)>,
+}
+
+fn ts(t: Option<i64>) -> i64 {
+    t.unwrap_or(i64::MIN)
+}
+
+impl CatalogBuilder {
+    /// An empty catalog of one branch mode.
+    #[must_use]
+    pub fn new(branches: Branches) -> CatalogBuilder {
+        let p = CatalogPayload {
+            branches: branches_code(branches),
+            files_offsets: vec![0],
+            tools_offsets: vec![0],
+            reasons_offsets: vec![0],
+            links_offsets: vec![0],
+            ..CatalogPayload::default()
+        };
+        CatalogBuilder {
+            branches,
+            st: StrTableBuilder::new(),
+            p,
+            vocabs: Vec::new(),
+        }
+    }
+
+    /// Sessions added so far.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.p.session_id.len()
+    }
+
+    /// True when no session was added.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Adds a session; `vocabulary` (a cold digest's, see
+    /// [`crate::cold::ColdDigest::vocabulary_owned`]) joins the merged term map. Returns the
+    /// session's ordinal.
+    ///
+    /// # Errors
+    ///
+    /// `index_too_large` past `u32` sessions or string bytes.
+    pub fn add(&mut self, e: &CatalogEntry, vocabulary: Option<fst::Set<Vec<u8>>>) -> Result<u32> {
+        let ord = format::to_u32(self.len())?;
+        let (st, p, s) = (&mut self.st, &mut self.p, &e.summary);
+        p.session_id.push(st.intern(&s.session_id)?);
+        p.file.push(st.intern(&s.file)?);
+        p.format_version.push(st.opt(s.format_version.as_deref())?);
+        p.cwd.push(st.opt(s.cwd.as_deref())?);
+        p.title.push(st.opt(s.title.as_deref())?);
+        p.created.push(st.opt(s.created.as_deref())?);
+        p.leaf.push(st.opt(s.leaf.as_deref())?);
+        p.lineage_fingerprint
+            .push(st.intern(&s.lineage_fingerprint)?);
+        p.path.push(st.intern(&e.identity.path)?);
+        p.source_hash.push(st.intern(&e.identity.source_hash)?);
+        p.policy_fingerprint.push(st.intern(&e.policy_fingerprint)?);
+        p.format.push(format_code(s.format));
+        p.tier.push(match e.tier {
+            Tier::Hot => 0,
+            Tier::Cold => 1,
+        });
+        p.complete.push(u8::from(s.coverage.complete));
+        p.index_version.push(e.format_version);
+        p.entry_count.push(s.entry_count);
+        p.error_count.push(s.error_count);
+        p.source_bytes.push(s.source_bytes);
+        p.cache_bytes.push(s.cache_bytes);
+        p.size.push(e.identity.size);
+        p.inode.push(e.identity.inode);
+        p.first_ts.push(ts(s.first_ts));
+        p.last_ts.push(ts(s.last_ts));
+        p.mtime_ns.push(e.identity.mtime_ns);
+        p.ctime_ns.push(e.identity.ctime_ns);
+        for f in &s.files_touched {
+            p.files.push(st.intern(f)?);
+        }
+        p.files_offsets.push(format::to_u32(p.files.len())?);
+        for (t, c) in &s.tool_histogram {
+            p.tools.push(st.intern(t)?);
+            p.tool_counts.push(*c);
+        }
+        p.tools_offsets.push(format::to_u32(p.tools.len())?);
+        for r in &s.coverage.reasons {
+            p.reasons.push(st.intern(&r.code)?);
+            p.reason_counts.push(r.count);
+        }
+        p.reasons_offsets.push(format::to_u32(p.reasons.len())?);
+        for l in &s.links {
+            p.link_kinds.push(st.intern(&l.kind)?);
+            p.link_targets.push(st.intern(&l.target)?);
+        }
+        p.links_offsets.push(format::to_u32(p.link_kinds.len())?);
+        if let Some(v) = vocabulary {
+            // A set is an FST whose values are all 0; as a map it joins an indexed union.
+            self.vocabs.push((ord, fst::Map::from(v.into_fst())));
+        }
+        Ok(ord)
+    }
+
+    /// Merges the vocabularies and writes the catalog file.
+    ///
+    /// # Errors
+    ///
+    /// `index_too_large` when a column overflows; `index_corrupt` when a vocabulary FST is
+    /// damaged.
+    pub fn finish(mut self) -> Result<Aligned> {
+        use fst::Streamer;
+        let mut terms = fst::MapBuilder::memory();
+        let mut post_starts = vec![0u64];
+        let mut post_bytes = Vec::new();
+        {
+            let mut op = fst::map::OpBuilder::new();
+            for (_, v) in &self.vocabs {
+                op.push(v);
+            }
+            let mut union = op.union();
+            let mut sessions: Vec<u32> = Vec::new();
+            let mut ord = 0u64;
+            while let Some((term, hits)) = union.next() {
+                sessions.clear();
+                sessions.extend(
+                    hits.iter()
+                        .filter_map(|h| self.vocabs.get(h.index).map(|v| v.0)),
+                );
+                sessions.sort_unstable();
+                sessions.dedup();
+                let mut prev = 0u32;
+                for (k, &s) in sessions.iter().enumerate() {
+                    let delta = if k == 0 { s } else { s - prev };
+                    write_varint(&mut post_bytes, delta);
+                    prev = s;
+                }
+                terms.insert(term, ord)?;
+                ord += 1;
+                post_starts.push(post_bytes.len() as u64);
+            }
+        }
+        self.p.terms = terms.into_inner()?;
+        self.p.post_starts = post_starts;
+        self.p.post_bytes = post_bytes;
+        self.p.strings = std::mem::take(&mut self.st.bytes);
+        self.p.string_offsets = std::mem::take(&mut self.st.offsets);
+        let _ = self.branches;
+        Ok(format::seal(
+            FileKind::Catalog,
+            &format::to_payload(&self.p)?,
+        ))
+    }
+}
+
+fn write_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn read_varint(b: &[u8], at: &mut usize) -> Option<u32> {
+    let mut v = 0u32;
+    for shift in (0..35).step_by(7) {
+        let byte = *b.get(*at)?;
+        *at += 1;
+        v |= u32::from(byte & 0x7f).checked_shl(shift)?;
+        if byte & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct ListCol {
+    items: Col,
+    values: Col,
+    offsets: Col,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Cols {
+    n: usize,
+    strings: StrCol,
+    session_id: Col,
+    file: Col,
+    format_version: Col,
+    cwd: Col,
+    title: Col,
+    created: Col,
+    leaf: Col,
+    lineage_fingerprint: Col,
+    path: Col,
+    source_hash: Col,
+    policy_fingerprint: Col,
+    format: Col,
+    tier: Col,
+    complete: Col,
+    index_version: Col,
+    entry_count: Col,
+    error_count: Col,
+    source_bytes: Col,
+    cache_bytes: Col,
+    size: Col,
+    inode: Col,
+    first_ts: Col,
+    last_ts: Col,
+    mtime_ns: Col,
+    ctime_ns: Col,
+    files: ListCol,
+    tools: ListCol,
+    reasons: ListCol,
+    links: ListCol,
+    terms: Col,
+    post_starts: Col,
+    post_bytes: Col,
+}
+
+/// An opened catalog over any bytes.
+#[derive(Debug)]
+pub struct Catalog<B> {
+    bytes: B,
+    payload: Range<usize>,
+    cols: Cols,
+    branches: Branches,
+    term_count: usize,
+}
+
+fn missing() -> Error {
+    Error::corrupt("column out of range")
+}
+
+impl<B: AsRef<[u8]>> Catalog<B> {
+    /// Opens a catalog: header, checksum, rkyv validation, FST header. No per-session work.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` or `index_version_mismatch` for any damage; `index_unaligned` when the
+    /// bytes are not aligned to [`format::ALIGN`]. Never panics.
+    pub fn open(bytes: B) -> Result<Catalog<B>> {
+        let range = format::unseal(FileKind::Catalog, bytes.as_ref())?;
+        let base = &bytes.as_ref()[range.clone()];
+        let a = format::access::<ArchivedCatalogPayload>(base)?;
+        macro_rules! c {
+            ($f:ident) => {
+                Col::of(base, a.$f.as_slice())
+            };
+        }
+        let n = a.session_id.len();
+        let cols = Cols {
+            n,
+            strings: StrCol {
+                bytes: c!(strings),
+                offsets: c!(string_offsets),
+            },
+            session_id: c!(session_id),
+            file: c!(file),
+            format_version: c!(format_version),
+            cwd: c!(cwd),
+            title: c!(title),
+            created: c!(created),
+            leaf: c!(leaf),
+            lineage_fingerprint: c!(lineage_fingerprint),
+            path: c!(path),
+            source_hash: c!(source_hash),
+            policy_fingerprint: c!(policy_fingerprint),
+            format: c!(format),
+            tier: c!(tier),
+            complete: c!(complete),
+            index_version: c!(index_version),
+            entry_count: c!(entry_count),
+            error_count: c!(error_count),
+            source_bytes: c!(source_bytes),
+            cache_bytes: c!(cache_bytes),
+            size: c!(size),
+            inode: c!(inode),
+            first_ts: c!(first_ts),
+            last_ts: c!(last_ts),
+            mtime_ns: c!(mtime_ns),
+            ctime_ns: c!(ctime_ns),
+            files: ListCol {
+                items: c!(files),
+                values: Col::default(),
+                offsets: c!(files_offsets),
+            },
+            tools: ListCol {
+                items: c!(tools),
+                values: c!(tool_counts),
+                offsets: c!(tools_offsets),
+            },
+            reasons: ListCol {
+                items: c!(reasons),
+                values: c!(reason_counts),
+                offsets: c!(reasons_offsets),
+            },
+            links: ListCol {
+                items: c!(link_kinds),
+                values: c!(link_targets),
+                offsets: c!(links_offsets),
+            },
+            terms: c!(terms),
+            post_starts: c!(post_starts),
+            post_bytes: c!(post_bytes),
+        };
+        let per_session = [
+            cols.file,
+            cols.format_version,
+            cols.cwd,
+            cols.title,
+            cols.created,
+            cols.leaf,
+            cols.lineage_fingerprint,
+            cols.path,
+            cols.source_hash,
+            cols.policy_fingerprint,
+            cols.format,
+            cols.tier,
+            cols.complete,
+            cols.index_version,
+            cols.entry_count,
+            cols.error_count,
+            cols.source_bytes,
+            cols.cache_bytes,
+            cols.size,
+            cols.inode,
+            cols.first_ts,
+            cols.last_ts,
+            cols.mtime_ns,
+            cols.ctime_ns,
+        ];
+        let lists = [cols.files, cols.tools, cols.reasons, cols.links];
+        if per_session.iter().any(|col| col.len() != n)
+            || lists.iter().any(|l| l.offsets.len() != n + 1)
+            || cols.tools.items.len() != cols.tools.values.len()
+            || cols.reasons.items.len() != cols.reasons.values.len()
+            || cols.links.items.len() != cols.links.values.len()
+            || cols.strings.offsets.len() == 0
+        {
+            return Err(Error::corrupt("catalog columns differ in length"));
+        }
+        let terms = fst::Map::new(a.terms.as_slice())?;
+        let term_count = terms.len();
+        if cols.post_starts.len() != term_count + 1 {
+            return Err(Error::corrupt("postings do not match the term map"));
+        }
+        let branches = branches_from(a.branches)?;
+        Ok(Catalog {
+            bytes,
+            payload: range,
+            cols,
+            branches,
+            term_count,
+        })
+    }
+
+    fn base(&self) -> &[u8] {
+        self.bytes.as_ref().get(self.payload.clone()).unwrap_or(&[])
+    }
+
+    /// The branch mode of every session listed.
+    #[must_use]
+    pub fn branches(&self) -> Branches {
+        self.branches
+    }
+
+    /// Number of sessions.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.cols.n
+    }
+
+    /// True without sessions.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.cols.n == 0
+    }
+
+    fn s(&self, col: Col, i: usize) -> Result<Option<String>> {
+        let base = self.base();
+        let id = col.u32(base, i).ok_or_else(missing)?;
+        Ok(self.cols.strings.opt(base, id)?.map(str::to_owned))
+    }
+
+    fn req(&self, col: Col, i: usize) -> Result<String> {
+        self.s(col, i)?
+            .ok_or_else(|| Error::corrupt("required string is absent"))
+    }
+
+    fn list(&self, l: ListCol, i: usize) -> Result<Vec<(String, u64)>> {
+        let base = self.base();
+        let span = l.offsets.span(base, i).ok_or_else(missing)?;
+        span.map(|k| {
+            let id = l.items.u32(base, k).ok_or_else(missing)?;
+            let name = self.cols.strings.get(base, id as usize)?.to_owned();
+            let value = if l.values.len() == 0 {
+                0
+            } else {
+                l.values.u64(base, k).ok_or_else(missing)?
+            };
+            Ok((name, value))
+        })
+        .collect()
+    }
+
+    /// The source path of session `i` (cheap: no other column is read).
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage or when `i` is out of range.
+    pub fn path(&self, i: usize) -> Result<String> {
+        self.req(self.cols.path, i)
+    }
+
+    /// Session `i`, decoded.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage or when `i` is out of range.
+    pub fn session(&self, i: usize) -> Result<CatalogEntry> {
+        let base = self.base();
+        let c = &self.cols;
+        let u8_at = |col: Col| col.u8(base, i).ok_or_else(missing);
+        let u64_at = |col: Col| col.u64(base, i).ok_or_else(missing);
+        let i64_at = |col: Col| col.i64(base, i).ok_or_else(missing);
+        let opt_ts = |col: Col| i64_at(col).map(|t| (t != i64::MIN).then_some(t));
+        let format = match u8_at(c.format)? {
+            0 => None,
+            1 => Some(sessiondex_source::Format::Pi),
+            2 => Some(sessiondex_source::Format::Omp),
+            3 => Some(sessiondex_source::Format::ClaudeCode),
+            4 => Some(sessiondex_source::Format::Codex),
+            f => return Err(Error::corrupt(format!("unknown format code {f}"))),
+        };
+        let tier = match u8_at(c.tier)? {
+            0 => Tier::Hot,
+            1 => Tier::Cold,
+            t => return Err(Error::corrupt(format!("unknown tier {t}"))),
+        };
+        let links_span = c.links.offsets.span(base, i).ok_or_else(missing)?;
+        let links = links_span
+            .map(|k| {
+                let kind = c.links.items.u32(base, k).ok_or_else(missing)?;
+                let target = c.links.values.u32(base, k).ok_or_else(missing)?;
+                Ok(SessionLink {
+                    kind: c.strings.get(base, kind as usize)?.to_owned(),
+                    target: c.strings.get(base, target as usize)?.to_owned(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let summary = SessionSummary {
+            session_id: self.req(c.session_id, i)?,
+            file: self.req(c.file, i)?,
+            format,
+            format_version: self.s(c.format_version, i)?,
+            cwd: self.s(c.cwd, i)?,
+            title: self.s(c.title, i)?,
+            created: self.s(c.created, i)?,
+            links,
+            branches: self.branches,
+            leaf: self.s(c.leaf, i)?,
+            lineage_fingerprint: self.req(c.lineage_fingerprint, i)?,
+            first_ts: opt_ts(c.first_ts)?,
+            last_ts: opt_ts(c.last_ts)?,
+            entry_count: u64_at(c.entry_count)?,
+            error_count: u64_at(c.error_count)?,
+            files_touched: self.list(c.files, i)?.into_iter().map(|(f, _)| f).collect(),
+            tool_histogram: self.list(c.tools, i)?,
+            coverage: Coverage {
+                complete: u8_at(c.complete)? != 0,
+                reasons: self
+                    .list(c.reasons, i)?
+                    .into_iter()
+                    .map(|(code, count)| CoverageReason { code, count })
+                    .collect(),
+            },
+            source_bytes: u64_at(c.source_bytes)?,
+            cache_bytes: u64_at(c.cache_bytes)?,
+        };
+        Ok(CatalogEntry {
+            summary,
+            tier,
+            identity: SourceIdentity {
+                path: self.req(c.path, i)?,
+                size: u64_at(c.size)?,
+                mtime_ns: i64_at(c.mtime_ns)?,
+                ctime_ns: i64_at(c.ctime_ns)?,
+                inode: u64_at(c.inode)?,
+                source_hash: self.req(c.source_hash, i)?,
+            },
+            policy_fingerprint: self.req(c.policy_fingerprint, i)?,
+            format_version: c.index_version.u32(base, i).ok_or_else(missing)?,
+        })
+    }
+
+    /// Number of distinct terms over the cold vocabularies.
+    #[must_use]
+    pub fn term_count(&self) -> usize {
+        self.term_count
+    }
+
+    /// The merged term map: term -> ordinal for [`Catalog::sessions_at`].
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage.
+    pub fn terms(&self) -> Result<fst::Map<&[u8]>> {
+        let b = self.cols.terms.bytes(self.base()).ok_or_else(missing)?;
+        Ok(fst::Map::new(b)?)
+    }
+
+    /// Session ordinals of term ordinal `ord`, ascending.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when out of range or the varints are malformed.
+    pub fn sessions_at(&self, ord: u64) -> Result<Vec<u32>> {
+        let base = self.base();
+        let ord = usize::try_from(ord).map_err(|_| missing())?;
+        let span = self
+            .cols
+            .post_starts
+            .span64(base, ord)
+            .ok_or_else(missing)?;
+        let all = self.cols.post_bytes.bytes(base).ok_or_else(missing)?;
+        let bytes = all.get(span).ok_or_else(missing)?;
+        let mut out = Vec::new();
+        let mut at = 0;
+        let mut prev = 0u32;
+        while at < bytes.len() {
+            let d = read_varint(bytes, &mut at).ok_or_else(|| Error::corrupt("bad varint"))?;
+            let s = if out.is_empty() {
+                d
+            } else {
+                prev.checked_add(d)
+                    .ok_or_else(|| Error::corrupt("bad delta"))?
+            };
+            if s as usize >= self.cols.n {
+                return Err(Error::corrupt("session ordinal out of range"));
+            }
+            out.push(s);
+            prev = s;
+        }
+        Ok(out)
+    }
+
+    /// Session ordinals whose cold vocabulary holds `term`, ascending.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage.
+    pub fn sessions_with(&self, term: &str) -> Result<Vec<u32>> {
+        match self.terms()?.get(term) {
+            Some(ord) => self.sessions_at(ord),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip() {
+        let mut b = Vec::new();
+        for v in [0u32, 1, 127, 128, 300, u32::MAX] {
+            write_varint(&mut b, v);
+        }
+        let mut at = 0;
+        for v in [0u32, 1, 127, 128, 300, u32::MAX] {
+            assert_eq!(read_varint(&b, &mut at), Some(v));
+        }
+        assert_eq!(
+            read_varint(&[0xff, 0xff, 0xff, 0xff, 0xff, 0x01], &mut 0),
+            None
+        );
+    }
+}

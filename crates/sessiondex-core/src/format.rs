@@ -1,0 +1,490 @@
+//! The envelope shared by every index file: header, payload, checksum footer.
+//!
+//! ```text
+//! offset  size  field
+//! 0       4     magic: b"SDXH" hot shard, b"SDXC" cold digest, b"SDXK" catalog
+//! 4       4     format version, u32 LE (FORMAT_VERSION)
+//! 8       4     endianness mark: u32 0x0102_0304 written LE (bytes 04 03 02 01)
+//! 12      4     header length, u32 LE (32)
+//! 16      8     schema fingerprint, u64 LE (xxh3-64 of the kind's schema text)
+//! 24      8     payload length, u64 LE
+//! 32      n     payload (an rkyv archive, root at its end)
+//! 32+n    8     checksum: xxh3-64 of bytes [0, 32+n), u64 LE
+//! 40+n    8     total file length (48+n), u64 LE
+//! ```
+//!
+//! The checksum is XXH3-64 rather than CRC-32: it is several times faster in portable code
+//! (WASM has no CRC instructions, and opening a 100 MB shard hashes all of it), and its 64 bits
+//! leave a 2^-64 chance for random damage to pass instead of 2^-32. CRC's guarantee for short
+//! bursts is not needed: any change is caught with overwhelming probability.
+//!
+//! Opening checks, in order: length, magic, version (a future version may change everything
+//! after byte 8), the rest of the header, the exact file length, the checksum, the schema
+//! fingerprint, then rkyv validation of the payload. No input panics.
+//!
+//! # Alignment
+//!
+//! rkyv reads integers in place, so the file bytes must start at an address aligned to
+//! [`ALIGN`] (16) bytes; the header is 32 bytes, so the payload is aligned too. An mmap is
+//! page-aligned and [`rkyv::util::AlignedVec`] is 16-aligned; a plain `Vec<u8>` usually but not
+//! always is. Readers return [`ErrorKind::Unaligned`] otherwise: pass the bytes through
+//! [`aligned`], which copies only when needed.
+
+use std::ops::Range;
+
+use rkyv::util::AlignedVec;
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Required alignment of the start of a file's bytes in memory.
+pub const ALIGN: usize = 16;
+/// Header length in bytes.
+pub const HEADER_LEN: usize = 32;
+/// Footer length in bytes.
+pub const FOOTER_LEN: usize = 16;
+/// The endianness mark as stored (0x0102_0304 little-endian).
+pub const ENDIAN_MARK: [u8; 4] = [4, 3, 2, 1];
+
+/// Bytes aligned to [`ALIGN`], as the builders return them.
+pub type Aligned = AlignedVec<ALIGN>;
+
+/// The kinds of index file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileKind {
+    /// A hot shard ([`crate::hot`]).
+    Hot,
+    /// A cold digest ([`crate::cold`]).
+    Cold,
+    /// The corpus catalog ([`crate::catalog`]).
+    Catalog,
+}
+
+impl FileKind {
+    /// The four magic bytes.
+    #[must_use]
+    pub fn magic(self) -> [u8; 4] {
+        match self {
+            FileKind::Hot => *b"SDXH",
+            FileKind::Cold => *b"SDXC",
+            FileKind::Catalog => *b"SDXK",
+        }
+    }
+
+    /// A short name (`hot`, `cold`, `catalog`), also the file extension in the store.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileKind::Hot => "hot",
+            FileKind::Cold => "cold",
+            FileKind::Catalog => "catalog",
+        }
+    }
+
+    /// The text whose hash is the schema fingerprint: the payload layout and the rkyv features.
+    /// Change it whenever the payload struct changes.
+    fn schema(self) -> &'static str {
+        match self {
+            FileKind::Hot => crate::hot::SCHEMA,
+            FileKind::Cold => crate::cold::SCHEMA,
+            FileKind::Catalog => crate::catalog::SCHEMA,
+        }
+    }
+
+    /// The schema fingerprint stored in the header.
+    #[must_use]
+    pub fn schema_fingerprint(self) -> u64 {
+        let mut text = String::from(RKYV_LAYOUT);
+        text.push('\n');
+        text.push_str(crate::summary::SUMMARY_SCHEMA);
+        text.push('\n');
+        text.push_str(self.schema());
+        xxh3_64(text.as_bytes())
+    }
+
+    /// The kind whose magic starts `bytes`.
+    #[must_use]
+    pub fn sniff(bytes: &[u8]) -> Option<FileKind> {
+        let magic = bytes.get(..4)?;
+        [FileKind::Hot, FileKind::Cold, FileKind::Catalog]
+            .into_iter()
+            .find(|k| k.magic() == magic)
+    }
+}
+
+/// The rkyv features every payload is written with (pinned in the workspace manifest).
+const RKYV_LAYOUT: &str = "rkyv 0.8 little_endian aligned pointer_width_32";
+
+/// True when `bytes` starts at an address aligned to [`ALIGN`].
+#[must_use]
+pub fn is_aligned(bytes: &[u8]) -> bool {
+    (bytes.as_ptr() as usize).is_multiple_of(ALIGN)
+}
+
+/// Bytes that are aligned to [`ALIGN`]: borrowed when they already were, else an aligned copy.
+#[derive(Debug)]
+pub enum MaybeAligned<'a> {
+    /// The input, already aligned.
+    Borrowed(&'a [u8]),
+    /// An aligned copy.
+    Owned(Aligned),
+}
+
+impl AsRef<[u8]> for MaybeAligned<'_> {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            MaybeAligned::Borrowed(b) => b,
+            MaybeAligned::Owned(v) => v.as_slice(),
+        }
+    }
+}
+
+/// `bytes` aligned for the readers, copying only when they are not.
+#[must_use]
+pub fn aligned(bytes: &[u8]) -> MaybeAligned<'_> {
+    if is_aligned(bytes) {
+        MaybeAligned::Borrowed(bytes)
+    } else {
+        MaybeAligned::Owned(copy_aligned(bytes))
+    }
+}
+
+/// An aligned copy of `bytes`.
+#[must_use]
+pub fn copy_aligned(bytes: &[u8]) -> Aligned {
+    let mut v = Aligned::with_capacity(bytes.len());
+    v.extend_from_slice(bytes);
+    v
+}
+
+/// Wraps a payload in header and footer.
+pub(crate) fn seal(kind: FileKind, payload: &[u8]) -> Aligned {
+    let total = HEADER_LEN + payload.len() + FOOTER_LEN;
+    let mut out = Aligned::with_capacity(total);
+    out.extend_from_slice(&kind.magic());
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&ENDIAN_MARK);
+    out.extend_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+    out.extend_from_slice(&kind.schema_fingerprint().to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(payload);
+    let sum = xxh3_64(out.as_slice());
+    out.extend_from_slice(&sum.to_le_bytes());
+    out.extend_from_slice(&(total as u64).to_le_bytes());
+    out
+}
+
+fn le_u32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn le_u64(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// Checks the envelope of a file of `kind` and returns the payload's byte range.
+pub(crate) fn unseal(kind: FileKind, bytes: &[u8]) -> Result<Range<usize>> {
+    let truncated = |what: &str| Error::new(ErrorKind::Truncated, what.to_owned());
+    if bytes.len() < 8 {
+        return Err(truncated("shorter than a header"));
+    }
+    if bytes[..4] != kind.magic() {
+        return Err(Error::new(
+            ErrorKind::BadMagic,
+            format!("not a {} file", kind.as_str()),
+        ));
+    }
+    let version = le_u32(bytes, 4).unwrap_or(0);
+    if version != FORMAT_VERSION {
+        return Err(Error::new(
+            ErrorKind::VersionMismatch {
+                expected: FORMAT_VERSION,
+                found: version,
+            },
+            format!("format version {version}, this build reads {FORMAT_VERSION}"),
+        ));
+    }
+    if bytes.len() < HEADER_LEN + FOOTER_LEN {
+        return Err(truncated("shorter than header and footer"));
+    }
+    if bytes[8..12] != ENDIAN_MARK {
+        return Err(Error::new(ErrorKind::BadHeader, "bad endianness mark"));
+    }
+    if le_u32(bytes, 12) != Some(HEADER_LEN as u32) {
+        return Err(Error::new(ErrorKind::BadHeader, "bad header length"));
+    }
+    let payload_len = le_u64(bytes, 24).unwrap_or(u64::MAX);
+    let expected_total = payload_len
+        .checked_add((HEADER_LEN + FOOTER_LEN) as u64)
+        .ok_or_else(|| Error::new(ErrorKind::BadHeader, "payload length overflows"))?;
+    let actual = bytes.len() as u64;
+    if actual < expected_total {
+        return Err(truncated(&format!(
+            "{actual} bytes, header says {expected_total}"
+        )));
+    }
+    if actual > expected_total {
+        return Err(Error::new(
+            ErrorKind::Corrupt,
+            format!("{actual} bytes, header says {expected_total}"),
+        ));
+    }
+    // `expected_total` equals `bytes.len()`, so this fits in usize.
+    let end = HEADER_LEN + payload_len as usize;
+    let stored_total = le_u64(bytes, end + 8);
+    if stored_total != Some(expected_total) {
+        return Err(Error::new(ErrorKind::Corrupt, "footer length mismatch"));
+    }
+    let stored_sum = le_u64(bytes, end).unwrap_or(0);
+    if xxh3_64(&bytes[..end]) != stored_sum {
+        return Err(Error::new(ErrorKind::ChecksumMismatch, "checksum mismatch"));
+    }
+    if le_u64(bytes, 16) != Some(kind.schema_fingerprint()) {
+        return Err(Error::new(
+            ErrorKind::SchemaMismatch,
+            "schema fingerprint differs from this build's",
+        ));
+    }
+    if !is_aligned(bytes) {
+        return Err(Error::new(
+            ErrorKind::Unaligned,
+            format!("bytes must be {ALIGN}-byte aligned; copy them with format::aligned"),
+        ));
+    }
+    Ok(HEADER_LEN..end)
+}
+
+/// Validates the rkyv archive in `payload`.
+pub(crate) fn access<'a, T>(payload: &'a [u8]) -> Result<&'a T>
+where
+    T: rkyv::Portable
+        + for<'b> rkyv::bytecheck::CheckBytes<rkyv::api::high::HighValidator<'b, rkyv::rancor::Error>>,
+{
+    rkyv::access::<T, rkyv::rancor::Error>(payload)
+        .map_err(|e| Error::corrupt(format!("payload does not validate: {e}")))
+}
+
+/// Serializes a payload.
+pub(crate) fn to_payload<T>(value: &T) -> Result<Aligned>
+where
+    T: for<'a> rkyv::Serialize<
+        rkyv::api::high::HighSerializer<
+            Aligned,
+            rkyv::ser::allocator::ArenaHandle<'a>,
+            rkyv::rancor::Error,
+        >,
+    >,
+{
+    rkyv::to_bytes::<rkyv::rancor::Error>(value)
+        .map_err(|e| Error::new(ErrorKind::TooLarge, format!("serializing: {e}")))
+}
+
+/// A column located in a payload: byte offset and element count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Col {
+    off: usize,
+    len: usize,
+}
+
+impl Col {
+    /// Locates a validated archived slice inside `base`.
+    pub(crate) fn of<T>(base: &[u8], slice: &[T]) -> Col {
+        Col {
+            off: (slice.as_ptr() as usize).wrapping_sub(base.as_ptr() as usize),
+            len: slice.len(),
+        }
+    }
+
+    /// Element count.
+    pub(crate) fn len(self) -> usize {
+        self.len
+    }
+
+    fn elem(self, base: &[u8], width: usize, i: usize) -> Option<&[u8]> {
+        if i >= self.len {
+            return None;
+        }
+        let at = self.off.checked_add(i.checked_mul(width)?)?;
+        base.get(at..at.checked_add(width)?)
+    }
+
+    /// The bytes of a `u8` column.
+    pub(crate) fn bytes(self, base: &[u8]) -> Option<&[u8]> {
+        base.get(self.off..self.off.checked_add(self.len)?)
+    }
+
+    /// Element `i` of a `u8` column.
+    pub(crate) fn u8(self, base: &[u8], i: usize) -> Option<u8> {
+        self.elem(base, 1, i).map(|b| b[0])
+    }
+
+    /// Element `i` of a `u32` column.
+    pub(crate) fn u32(self, base: &[u8], i: usize) -> Option<u32> {
+        Some(u32::from_le_bytes(self.elem(base, 4, i)?.try_into().ok()?))
+    }
+
+    /// Element `i` of a `u64` column.
+    pub(crate) fn u64(self, base: &[u8], i: usize) -> Option<u64> {
+        Some(u64::from_le_bytes(self.elem(base, 8, i)?.try_into().ok()?))
+    }
+
+    /// Element `i` of an `i64` column.
+    pub(crate) fn i64(self, base: &[u8], i: usize) -> Option<i64> {
+        Some(i64::from_le_bytes(self.elem(base, 8, i)?.try_into().ok()?))
+    }
+
+    /// The range `[offsets[i], offsets[i+1])` of an offsets column, checked to be ordered.
+    pub(crate) fn span(self, base: &[u8], i: usize) -> Option<Range<usize>> {
+        let a = self.u32(base, i)? as usize;
+        let b = self.u32(base, i.checked_add(1)?)? as usize;
+        (a <= b).then_some(a..b)
+    }
+
+    /// Like [`Col::span`] for a `u64` offsets column.
+    pub(crate) fn span64(self, base: &[u8], i: usize) -> Option<Range<usize>> {
+        let a = usize::try_from(self.u64(base, i)?).ok()?;
+        let b = usize::try_from(self.u64(base, i.checked_add(1)?)?).ok()?;
+        (a <= b).then_some(a..b)
+    }
+}
+
+/// The id of an absent optional string in a string-id column.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// A string table in a payload: bytes plus `n+1` offsets.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct StrCol {
+    pub(crate) bytes: Col,
+    pub(crate) offsets: Col,
+}
+
+impl StrCol {
+    /// String `i`, UTF-8 checked.
+    pub(crate) fn get(self, base: &[u8], i: usize) -> Result<&str> {
+        let span = self
+            .offsets
+            .span(base, i)
+            .ok_or_else(|| Error::corrupt(format!("string {i} out of range")))?;
+        let all = self
+            .bytes
+            .bytes(base)
+            .ok_or_else(|| Error::corrupt("string bytes out of range"))?;
+        let b = all
+            .get(span)
+            .ok_or_else(|| Error::corrupt(format!("string {i} out of range")))?;
+        std::str::from_utf8(b).map_err(|_| Error::corrupt(format!("string {i} is not UTF-8")))
+    }
+
+    /// String `id` or `None` for [`NONE`].
+    pub(crate) fn opt(self, base: &[u8], id: u32) -> Result<Option<&str>> {
+        if id == NONE {
+            Ok(None)
+        } else {
+            self.get(base, id as usize).map(Some)
+        }
+    }
+}
+
+/// Builds a string table with interning.
+#[derive(Debug, Default)]
+pub(crate) struct StrTableBuilder {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) offsets: Vec<u32>,
+    index: std::collections::HashMap<String, u32>,
+}
+
+impl StrTableBuilder {
+    pub(crate) fn new() -> Self {
+        StrTableBuilder {
+            bytes: Vec::new(),
+            offsets: vec![0],
+            index: std::collections::HashMap::new(),
+        }
+    }
+
+    /// The id of `s`, adding it when new.
+    pub(crate) fn intern(&mut self, s: &str) -> Result<u32> {
+        if let Some(&id) = self.index.get(s) {
+            return Ok(id);
+        }
+        let id = u32::try_from(self.offsets.len() - 1)
+            .ok()
+            .filter(|&id| id != NONE)
+            .ok_or_else(|| Error::new(ErrorKind::TooLarge, "more than 2^32-1 strings"))?;
+        self.bytes.extend_from_slice(s.as_bytes());
+        self.offsets.push(to_u32(self.bytes.len())?);
+        self.index.insert(s.to_owned(), id);
+        Ok(id)
+    }
+
+    /// The id of `s`, or [`NONE`].
+    pub(crate) fn opt(&mut self, s: Option<&str>) -> Result<u32> {
+        s.map_or(Ok(NONE), |s| self.intern(s))
+    }
+}
+
+/// Appends a string to a bytes + offsets pair.
+pub(crate) fn push_str(bytes: &mut Vec<u8>, offsets: &mut Vec<u32>, s: &str) -> Result<()> {
+    bytes.extend_from_slice(s.as_bytes());
+    offsets.push(to_u32(bytes.len())?);
+    Ok(())
+}
+
+/// `n` as `u32`, or [`ErrorKind::TooLarge`].
+pub(crate) fn to_u32(n: usize) -> Result<u32> {
+    u32::try_from(n).map_err(|_| Error::new(ErrorKind::TooLarge, format!("{n} exceeds u32")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_round_trip_and_errors() {
+        let mut payload = Aligned::new();
+        payload.extend_from_slice(b"hello world");
+        let file = seal(FileKind::Cold, &payload);
+        let r = unseal(FileKind::Cold, &file).unwrap();
+        assert_eq!(&file[r], b"hello world");
+        assert_eq!(FileKind::sniff(&file), Some(FileKind::Cold));
+        let e = unseal(FileKind::Hot, &file).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::BadMagic);
+        assert_eq!(e.code(), "index_corrupt");
+        let mut v = copy_aligned(&file);
+        v[4] = 9;
+        let e = unseal(FileKind::Cold, &v).unwrap_err();
+        assert_eq!(e.code(), "index_version_mismatch");
+        let e = unseal(FileKind::Cold, &file[..file.len() - 1]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Truncated);
+        let mut v = copy_aligned(&file);
+        v[HEADER_LEN] ^= 1;
+        let e = unseal(FileKind::Cold, &v).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ChecksumMismatch);
+    }
+
+    #[test]
+    fn unaligned_input_is_refused_and_copied() {
+        let file = seal(FileKind::Hot, b"x");
+        let mut shifted = Aligned::new();
+        shifted.push(0);
+        shifted.extend_from_slice(&file);
+        let e = unseal(FileKind::Hot, &shifted[1..]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unaligned);
+        let fixed = aligned(&shifted[1..]);
+        assert!(unseal(FileKind::Hot, fixed.as_ref()).is_ok());
+    }
+
+    #[test]
+    fn fingerprints_differ_per_kind() {
+        assert_ne!(
+            FileKind::Hot.schema_fingerprint(),
+            FileKind::Cold.schema_fingerprint()
+        );
+        assert_ne!(
+            FileKind::Cold.schema_fingerprint(),
+            FileKind::Catalog.schema_fingerprint()
+        );
+    }
+}

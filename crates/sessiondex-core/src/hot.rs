@@ -1,0 +1,938 @@
+//! Hot shards: one per session and branch mode, opened zero-copy for BM25 recall.
+//!
+//! The payload is one rkyv archive in a columnar layout: a handful of large byte and integer
+//! arrays with offsets, so validating it at open costs a few bounds checks however many entries
+//! it holds. Columns (one element per entry unless noted):
+//!
+//! - `text` bytes + `text_offsets` (n+1): the indexed text under the [`Policy`], cut to
+//!   `max_entry_chars` Unicode scalars (flag bit 1, coverage `max_entry_chars`); empty when the
+//!   policy excludes the record's class (flag bit 4). UTF-8 is checked when an entry is read.
+//! - `thinking` bytes + `thinking_offsets` (n+1): reasoning text, only with `index_thinking`,
+//!   cut to what `max_entry_chars` leaves after `text` (flag bit 2).
+//! - `lengths`: tokens per entry (text + thinking), for BM25 length normalisation.
+//! - `class`, `flags`, `outcome`, `is_error` (u8 each), `timestamp` (i64 ms, `i64::MIN` none),
+//!   `line`, `offset` (u64: where the record starts in the source).
+//! - string-id columns into one interned string table (`u32::MAX` none): entry id, parent id,
+//!   logical parent id, type, role, tool, ref, provider, action, operation address, parent
+//!   entry id, call id, and the raw timestamp when it is not in canonical
+//!   `YYYY-MM-DDTHH:MM:SS.mmmZ` form.
+//! - `files` (string ids) + `files_offsets` (n+1): files touched.
+//! - `terms`: an FST map term -> term ordinal; `post_starts` (terms+1) into `post_entries`
+//!   and `post_tf` (entry ordinal and term frequency, ascending by entry; plain u32 arrays so
+//!   a reader can gallop through them without decoding).
+//!
+//! Terms come from [`crate::for_each_token`] over the stored (bounded) text, so postings, entry
+//! lengths and the text a phrase check reads always agree.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+
+use rkyv::{Archive, Serialize};
+use sessiondex_source::{Outcome, Record, Selection, SessionMeta, TextClass};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::{self, Aligned, Col, FileKind, StrCol, StrTableBuilder, NONE};
+use crate::policy::{bound_chars, Policy};
+use crate::summary::{format_rfc3339_ms, parse_rfc3339_ms, SessionSummary, SummaryRaw};
+
+/// The payload schema text, hashed into the header's schema fingerprint.
+pub(crate) const SCHEMA: &str = "hot/1 {summary policy_fingerprint:bytes total_tokens:u64 \
+strings:bytes string_offsets:[u32] text:bytes text_offsets:[u32] thinking:bytes \
+thinking_offsets:[u32] lengths:[u32] class:[u8] flags:[u8] outcome:[u8] is_error:[u8] \
+timestamp:[i64] line:[u64] offset:[u64] entry_id parent_id logical_parent_id kind role tool \
+reference provider action operation_address parent_entry_id call_id timestamp_raw:[u32] \
+files:[u32] files_offsets:[u32] terms:fst post_starts:[u32] post_entries:[u32] post_tf:[u32]}";
+
+/// Flag bit: `text` was cut at `max_entry_chars`.
+pub const FLAG_TEXT_TRUNCATED: u8 = 1;
+/// Flag bit: `thinking` was cut at `max_entry_chars`.
+pub const FLAG_THINKING_TRUNCATED: u8 = 2;
+/// Flag bit: the policy excluded the record's text (thinking or tool output class).
+pub const FLAG_TEXT_EXCLUDED: u8 = 4;
+/// Flag bit: a Claude Code sidechain record.
+pub const FLAG_SIDECHAIN: u8 = 8;
+/// Flag bit: the record has reasoning text stored.
+pub const FLAG_HAS_THINKING: u8 = 16;
+
+#[derive(Archive, Serialize, Debug)]
+pub(crate) struct HotPayload {
+    summary: SummaryRaw,
+    policy_fingerprint: Vec<u8>,
+    total_tokens: u64,
+    strings: Vec<u8>,
+    string_offsets: Vec<u32>,
+    text: Vec<u8>,
+    text_offsets: Vec<u32>,
+    thinking: Vec<u8>,
+    thinking_offsets: Vec<u32>,
+    lengths: Vec<u32>,
+    class: Vec<u8>,
+    flags: Vec<u8>,
+    outcome: Vec<u8>,
+    is_error: Vec<u8>,
+    timestamp: Vec<i64>,
+    line: Vec<u64>,
+    offset: Vec<u64>,
+    entry_id: Vec<u32>,
+    parent_id: Vec<u32>,
+    logical_parent_id: Vec<u32>,
+    kind: Vec<u32>,
+    role: Vec<u32>,
+    tool: Vec<u32>,
+    reference: Vec<u32>,
+    provider: Vec<u32>,
+    action: Vec<u32>,
+    operation_address: Vec<u32>,
+    parent_entry_id: Vec<u32>,
+    call_id: Vec<u32>,
+    timestamp_raw: Vec<u32>,
+    files: Vec<u32>,
+    files_offsets: Vec<u32>,
+    terms: Vec<u8>,
+    post_starts: Vec<u32>,
+    post_entries: Vec<u32>,
+    post_tf: Vec<u32>,
+}
+
+pub(crate) fn class_code(c: TextClass) -> u8 {
+    match c {
+        TextClass::UserText => 0,
+        TextClass::AssistantText => 1,
+        TextClass::Thinking => 2,
+        TextClass::ToolInput => 3,
+        TextClass::ToolOutput => 4,
+        TextClass::Summary => 5,
+        TextClass::Meta => 6,
+    }
+}
+
+pub(crate) fn class_from(code: u8) -> Result<TextClass> {
+    Ok(match code {
+        0 => TextClass::UserText,
+        1 => TextClass::AssistantText,
+        2 => TextClass::Thinking,
+        3 => TextClass::ToolInput,
+        4 => TextClass::ToolOutput,
+        5 => TextClass::Summary,
+        6 => TextClass::Meta,
+        _ => return Err(Error::corrupt(format!("unknown text class {code}"))),
+    })
+}
+
+pub(crate) fn outcome_code(o: Option<Outcome>) -> u8 {
+    match o {
+        None => 0,
+        Some(Outcome::Succeeded) => 1,
+        Some(Outcome::Failed) => 2,
+        Some(Outcome::Aborted) => 3,
+        Some(Outcome::TimedOut) => 4,
+    }
+}
+
+pub(crate) fn outcome_from(code: u8) -> Result<Option<Outcome>> {
+    Ok(match code {
+        0 => None,
+        1 => Some(Outcome::Succeeded),
+        2 => Some(Outcome::Failed),
+        3 => Some(Outcome::Aborted),
+        4 => Some(Outcome::TimedOut),
+        _ => return Err(Error::corrupt(format!("unknown outcome {code}"))),
+    })
+}
+
+pub(crate) fn bool_code(b: Option<bool>) -> u8 {
+    match b {
+        None => 0,
+        Some(false) => 1,
+        Some(true) => 2,
+    }
+}
+
+pub(crate) fn bool_from(code: u8) -> Result<Option<bool>> {
+    Ok(match code {
+        0 => None,
+        1 => Some(false),
+        2 => Some(true),
+        _ => return Err(Error::corrupt(format!("unknown flag value {code}"))),
+    })
+}
+
+/// The text a hot shard stores for a record under `policy`: `(text, thinking, flags)`.
+#[must_use]
+pub fn stored_text<'r>(r: &'r Record, policy: &Policy) -> (&'r str, Option<&'r str>, u8) {
+    let max = policy.max_entry_chars as usize;
+    let mut flags = 0;
+    let text = match policy.text(r) {
+        Some(t) => {
+            let (t, cut) = bound_chars(t, max);
+            if cut {
+                flags |= FLAG_TEXT_TRUNCATED;
+            }
+            t
+        }
+        None => {
+            flags |= FLAG_TEXT_EXCLUDED;
+            ""
+        }
+    };
+    let thinking = policy.thinking(r).map(|th| {
+        flags |= FLAG_HAS_THINKING;
+        let left = max.saturating_sub(text.chars().count());
+        let (th, cut) = bound_chars(th, left);
+        if cut {
+            flags |= FLAG_THINKING_TRUNCATED;
+        }
+        th
+    });
+    if r.sidechain {
+        flags |= FLAG_SIDECHAIN;
+    }
+    (text, thinking, flags)
+}
+
+/// Builds a hot shard file from a selection.
+///
+/// # Errors
+///
+/// [`ErrorKind::TooLarge`] when a column exceeds `u32` offsets (4 GiB of text).
+pub fn build(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<Aligned> {
+    let mut summary = SessionSummary::new(meta, sel);
+    let n = sel.records.len();
+    let mut st = StrTableBuilder::new();
+    let mut p = HotPayload {
+        summary: SummaryRaw::from(&summary),
+        policy_fingerprint: policy.fingerprint().into_bytes(),
+        total_tokens: 0,
+        strings: Vec::new(),
+        string_offsets: Vec::new(),
+        text: Vec::new(),
+        text_offsets: vec![0],
+        thinking: Vec::new(),
+        thinking_offsets: vec![0],
+        lengths: Vec::with_capacity(n),
+        class: Vec::with_capacity(n),
+        flags: Vec::with_capacity(n),
+        outcome: Vec::with_capacity(n),
+        is_error: Vec::with_capacity(n),
+        timestamp: Vec::with_capacity(n),
+        line: Vec::with_capacity(n),
+        offset: Vec::with_capacity(n),
+        entry_id: Vec::with_capacity(n),
+        parent_id: Vec::with_capacity(n),
+        logical_parent_id: Vec::with_capacity(n),
+        kind: Vec::with_capacity(n),
+        role: Vec::with_capacity(n),
+        tool: Vec::with_capacity(n),
+        reference: Vec::with_capacity(n),
+        provider: Vec::with_capacity(n),
+        action: Vec::with_capacity(n),
+        operation_address: Vec::with_capacity(n),
+        parent_entry_id: Vec::with_capacity(n),
+        call_id: Vec::with_capacity(n),
+        timestamp_raw: Vec::with_capacity(n),
+        files: Vec::new(),
+        files_offsets: vec![0],
+        terms: Vec::new(),
+        post_starts: Vec::new(),
+        post_entries: Vec::new(),
+        post_tf: Vec::new(),
+    };
+    let mut postings: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
+    let mut tf: HashMap<String, u32> = HashMap::new();
+    let mut truncated = 0u64;
+    let mut total_tokens = 0u64;
+    for (i, r) in sel.records.iter().enumerate() {
+        let ord = format::to_u32(i)?;
+        let (text, thinking, flags) = stored_text(r, policy);
+        if flags & (FLAG_TEXT_TRUNCATED | FLAG_THINKING_TRUNCATED) != 0 {
+            truncated += 1;
+        }
+        format::push_str(&mut p.text, &mut p.text_offsets, text)?;
+        format::push_str(
+            &mut p.thinking,
+            &mut p.thinking_offsets,
+            thinking.unwrap_or(""),
+        )?;
+        tf.clear();
+        let mut len = 0u32;
+        for part in [Some(text), thinking].into_iter().flatten() {
+            crate::for_each_token(part, |t| {
+                len = len.saturating_add(1);
+                if let Some(c) = tf.get_mut(t) {
+                    *c += 1;
+                } else {
+                    tf.insert(t.to_owned(), 1);
+                }
+            });
+        }
+        total_tokens += u64::from(len);
+        for (t, c) in tf.drain() {
+            postings.entry(t).or_default().push((ord, c));
+        }
+        p.lengths.push(len);
+        p.class.push(class_code(r.class));
+        p.flags.push(flags);
+        p.outcome.push(outcome_code(r.outcome));
+        p.is_error.push(bool_code(r.is_error));
+        let ts = r.timestamp.as_deref();
+        let ms = ts.and_then(parse_rfc3339_ms);
+        let canonical = ms.and_then(format_rfc3339_ms);
+        p.timestamp.push(ms.unwrap_or(i64::MIN));
+        p.timestamp_raw.push(if canonical.as_deref() == ts {
+            NONE
+        } else {
+            st.opt(ts)?
+        });
+        p.line.push(r.line);
+        p.offset.push(r.offset);
+        p.entry_id.push(st.intern(&r.entry_id)?);
+        p.parent_id.push(st.opt(r.parent_id.as_deref())?);
+        p.logical_parent_id
+            .push(st.opt(r.logical_parent_id.as_deref())?);
+        p.kind.push(st.intern(&r.kind)?);
+        p.role.push(st.opt(r.role.as_deref())?);
+        p.tool.push(st.opt(r.tool.as_deref())?);
+        p.reference.push(st.opt(r.reference.as_deref())?);
+        p.provider.push(st.opt(r.provider.as_deref())?);
+        p.action.push(st.opt(r.action.as_deref())?);
+        p.operation_address
+            .push(st.opt(r.operation_address.as_deref())?);
+        p.parent_entry_id
+            .push(st.opt(r.parent_entry_id.as_deref())?);
+        p.call_id.push(st.opt(r.call_id.as_deref())?);
+        for f in &r.files_touched {
+            p.files.push(st.intern(f)?);
+        }
+        p.files_offsets.push(format::to_u32(p.files.len())?);
+    }
+    p.total_tokens = total_tokens;
+    let mut terms = fst::MapBuilder::memory();
+    p.post_starts.push(0);
+    for (ord, (term, list)) in postings.into_iter().enumerate() {
+        terms.insert(term.as_bytes(), ord as u64)?;
+        for (e, c) in list {
+            p.post_entries.push(e);
+            p.post_tf.push(c);
+        }
+        p.post_starts.push(format::to_u32(p.post_entries.len())?);
+    }
+    p.terms = terms.into_inner()?;
+    p.strings = std::mem::take(&mut st.bytes);
+    p.string_offsets = std::mem::take(&mut st.offsets);
+    summary.coverage.add("max_entry_chars", truncated);
+    seal_with_size(&mut p, &mut summary)
+}
+
+/// Serializes twice: the summary records the file's own size, a fixed-width field.
+fn seal_with_size(p: &mut HotPayload, summary: &mut SessionSummary) -> Result<Aligned> {
+    let mut size = 0u64;
+    for _ in 0..3 {
+        summary.cache_bytes = size;
+        p.summary = SummaryRaw::from(summary);
+        let file = format::seal(FileKind::Hot, &format::to_payload(p)?);
+        if file.len() as u64 == size {
+            return Ok(file);
+        }
+        size = file.len() as u64;
+    }
+    Err(Error::new(
+        ErrorKind::TooLarge,
+        "file size did not settle while sealing",
+    ))
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Cols {
+    n: usize,
+    strings: StrCol,
+    text: StrCol,
+    thinking: StrCol,
+    lengths: Col,
+    class: Col,
+    flags: Col,
+    outcome: Col,
+    is_error: Col,
+    timestamp: Col,
+    line: Col,
+    offset: Col,
+    entry_id: Col,
+    parent_id: Col,
+    logical_parent_id: Col,
+    kind: Col,
+    role: Col,
+    tool: Col,
+    reference: Col,
+    provider: Col,
+    action: Col,
+    operation_address: Col,
+    parent_entry_id: Col,
+    call_id: Col,
+    timestamp_raw: Col,
+    files: Col,
+    files_offsets: Col,
+    terms: Col,
+    post_starts: Col,
+    post_entries: Col,
+    post_tf: Col,
+}
+
+/// An opened hot shard over any bytes (an mmap, a `Vec<u8>`, a WASM buffer).
+#[derive(Debug)]
+pub struct HotShard<B> {
+    bytes: B,
+    payload: Range<usize>,
+    cols: Cols,
+    term_count: usize,
+    total_tokens: u64,
+    summary: SessionSummary,
+    policy_fingerprint: String,
+}
+
+fn missing() -> Error {
+    Error::corrupt("column out of range")
+}
+
+impl<B: AsRef<[u8]>> HotShard<B> {
+    /// Opens a hot shard: header, checksum, then rkyv validation of the columns (no per-entry
+    /// work). `bytes` must be aligned to [`format::ALIGN`].
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` or `index_version_mismatch` for any damage; `index_unaligned` when the
+    /// bytes are not aligned. Never panics.
+    pub fn open(bytes: B) -> Result<HotShard<B>> {
+        let range = format::unseal(FileKind::Hot, bytes.as_ref())?;
+        let base = &bytes.as_ref()[range.clone()];
+        let a = format::access::<ArchivedHotPayload>(base)?;
+        let c = |s: &[u8]| Col::of(base, s);
+        let n = a.lengths.len();
+        let cols = Cols {
+            n,
+            strings: StrCol {
+                bytes: c(a.strings.as_slice()),
+                offsets: Col::of(base, a.string_offsets.as_slice()),
+            },
+            text: StrCol {
+                bytes: c(a.text.as_slice()),
+                offsets: Col::of(base, a.text_offsets.as_slice()),
+            },
+            thinking: StrCol {
+                bytes: c(a.thinking.as_slice()),
+                offsets: Col::of(base, a.thinking_offsets.as_slice()),
+            },
+            lengths: Col::of(base, a.lengths.as_slice()),
+            class: c(a.class.as_slice()),
+            flags: c(a.flags.as_slice()),
+            outcome: c(a.outcome.as_slice()),
+            is_error: c(a.is_error.as_slice()),
+            timestamp: Col::of(base, a.timestamp.as_slice()),
+            line: Col::of(base, a.line.as_slice()),
+            offset: Col::of(base, a.offset.as_slice()),
+            entry_id: Col::of(base, a.entry_id.as_slice()),
+            parent_id: Col::of(base, a.parent_id.as_slice()),
+            logical_parent_id: Col::of(base, a.logical_parent_id.as_slice()),
+            kind: Col::of(base, a.kind.as_slice()),
+            role: Col::of(base, a.role.as_slice()),
+            tool: Col::of(base, a.tool.as_slice()),
+            reference: Col::of(base, a.reference.as_slice()),
+            provider: Col::of(base, a.provider.as_slice()),
+            action: Col::of(base, a.action.as_slice()),
+            operation_address: Col::of(base, a.operation_address.as_slice()),
+            parent_entry_id: Col::of(base, a.parent_entry_id.as_slice()),
+            call_id: Col::of(base, a.call_id.as_slice()),
+            timestamp_raw: Col::of(base, a.timestamp_raw.as_slice()),
+            files: Col::of(base, a.files.as_slice()),
+            files_offsets: Col::of(base, a.files_offsets.as_slice()),
+            terms: c(a.terms.as_slice()),
+            post_starts: Col::of(base, a.post_starts.as_slice()),
+            post_entries: Col::of(base, a.post_entries.as_slice()),
+            post_tf: Col::of(base, a.post_tf.as_slice()),
+        };
+        let per_entry = [
+            cols.class,
+            cols.flags,
+            cols.outcome,
+            cols.is_error,
+            cols.timestamp,
+            cols.line,
+            cols.offset,
+            cols.entry_id,
+            cols.parent_id,
+            cols.logical_parent_id,
+            cols.kind,
+            cols.role,
+            cols.tool,
+            cols.reference,
+            cols.provider,
+            cols.action,
+            cols.operation_address,
+            cols.parent_entry_id,
+            cols.call_id,
+            cols.timestamp_raw,
+        ];
+        if per_entry.iter().any(|col| col.len() != n)
+            || cols.text.offsets.len() != n + 1
+            || cols.thinking.offsets.len() != n + 1
+            || cols.files_offsets.len() != n + 1
+            || cols.strings.offsets.len() == 0
+            || cols.post_entries.len() != cols.post_tf.len()
+        {
+            return Err(Error::corrupt("hot shard columns differ in length"));
+        }
+        let terms = fst::Map::new(a.terms.as_slice())?;
+        let term_count = terms.len();
+        if cols.post_starts.len() != term_count + 1 {
+            return Err(Error::corrupt("postings do not match the term dictionary"));
+        }
+        let summary = a.summary.decode()?;
+        let policy_fingerprint = crate::summary::string(&a.policy_fingerprint)?;
+        let total_tokens = a.total_tokens.to_native();
+        Ok(HotShard {
+            bytes,
+            payload: range,
+            cols,
+            term_count,
+            total_tokens,
+            summary,
+            policy_fingerprint,
+        })
+    }
+
+    fn base(&self) -> &[u8] {
+        self.bytes.as_ref().get(self.payload.clone()).unwrap_or(&[])
+    }
+
+    /// The underlying bytes.
+    pub fn bytes(&self) -> &B {
+        &self.bytes
+    }
+
+    /// Number of entries (records of the selection).
+    #[must_use]
+    pub fn entry_count(&self) -> usize {
+        self.cols.n
+    }
+
+    /// The session's metadata.
+    #[must_use]
+    pub fn summary(&self) -> &SessionSummary {
+        &self.summary
+    }
+
+    /// SHA-256 (hex) of the [`Policy`] the shard was built with.
+    #[must_use]
+    pub fn policy_fingerprint(&self) -> &str {
+        &self.policy_fingerprint
+    }
+
+    /// Entry `i`, or `None` past the end.
+    #[must_use]
+    pub fn entry(&self, i: usize) -> Option<HotEntry<'_>> {
+        (i < self.cols.n).then(|| HotEntry {
+            base: self.base(),
+            cols: &self.cols,
+            i,
+        })
+    }
+
+    /// Every entry in order.
+    pub fn entries(&self) -> impl Iterator<Item = HotEntry<'_>> + '_ {
+        (0..self.cols.n).filter_map(|i| self.entry(i))
+    }
+
+    /// Tokens in all entries.
+    #[must_use]
+    pub fn total_tokens(&self) -> u64 {
+        self.total_tokens
+    }
+
+    /// Average entry length in tokens (BM25 `avgdl`), 0 without entries.
+    #[must_use]
+    pub fn avg_len(&self) -> f64 {
+        if self.cols.n == 0 {
+            0.0
+        } else {
+            self.total_tokens as f64 / self.cols.n as f64
+        }
+    }
+
+    /// Number of distinct terms.
+    #[must_use]
+    pub fn term_count(&self) -> usize {
+        self.term_count
+    }
+
+    /// The term dictionary: an FST map from term to term ordinal, for streams, prefix, range,
+    /// Levenshtein or regex automata.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the FST bytes moved under the reader.
+    pub fn terms(&self) -> Result<fst::Map<&[u8]>> {
+        let b = self.cols.terms.bytes(self.base()).ok_or_else(missing)?;
+        Ok(fst::Map::new(b)?)
+    }
+
+    /// Every term in byte order with its document frequency.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage.
+    pub fn for_each_term(&self, mut f: impl FnMut(&str, u32)) -> Result<()> {
+        use fst::Streamer;
+        let map = self.terms()?;
+        let mut s = map.stream();
+        while let Some((term, ord)) = s.next() {
+            let term =
+                std::str::from_utf8(term).map_err(|_| Error::corrupt("term is not UTF-8"))?;
+            f(term, self.postings_at(ord)?.len() as u32);
+        }
+        Ok(())
+    }
+
+    /// The postings of term ordinal `ord` (a value of [`HotShard::terms`]).
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the ordinal or its range is out of bounds.
+    pub fn postings_at(&self, ord: u64) -> Result<Postings<'_>> {
+        let ord = usize::try_from(ord).map_err(|_| missing())?;
+        let span = self
+            .cols
+            .post_starts
+            .span(self.base(), ord)
+            .ok_or_else(missing)?;
+        if span.end > self.cols.post_entries.len() {
+            return Err(missing());
+        }
+        Ok(Postings {
+            base: self.base(),
+            entries: self.cols.post_entries,
+            tfs: self.cols.post_tf,
+            at: span.start,
+            end: span.end,
+        })
+    }
+
+    /// The postings of `term` (a canonical token), empty when absent.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage.
+    pub fn postings(&self, term: &str) -> Result<Postings<'_>> {
+        match self.terms()?.get(term) {
+            Some(ord) => self.postings_at(ord),
+            None => Ok(Postings {
+                base: self.base(),
+                entries: self.cols.post_entries,
+                tfs: self.cols.post_tf,
+                at: 0,
+                end: 0,
+            }),
+        }
+    }
+
+    /// Number of entries containing `term`.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage.
+    pub fn doc_freq(&self, term: &str) -> Result<u32> {
+        Ok(self.postings(term)?.len() as u32)
+    }
+}
+
+/// One posting: an entry ordinal and how often the term occurs in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Posting {
+    /// Entry ordinal.
+    pub entry: u32,
+    /// Term frequency in the entry.
+    pub tf: u32,
+}
+
+/// The postings of one term, ascending by entry.
+#[derive(Debug, Clone)]
+pub struct Postings<'a> {
+    base: &'a [u8],
+    entries: Col,
+    tfs: Col,
+    at: usize,
+    end: usize,
+}
+
+impl Postings<'_> {
+    /// Postings left.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.end - self.at
+    }
+
+    /// True when no postings are left.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.at == self.end
+    }
+}
+
+impl Iterator for Postings<'_> {
+    type Item = Posting;
+
+    fn next(&mut self) -> Option<Posting> {
+        if self.at >= self.end {
+            return None;
+        }
+        let p = Posting {
+            entry: self.entries.u32(self.base, self.at)?,
+            tf: self.tfs.u32(self.base, self.at)?,
+        };
+        self.at += 1;
+        Some(p)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.len()))
+    }
+}
+
+/// A view of one entry's columns. String accessors check UTF-8 and return `index_corrupt`
+/// when it fails.
+#[derive(Debug, Clone, Copy)]
+pub struct HotEntry<'a> {
+    base: &'a [u8],
+    cols: &'a Cols,
+    i: usize,
+}
+
+impl<'a> HotEntry<'a> {
+    fn s(&self, col: Col) -> Result<Option<&'a str>> {
+        let id = col.u32(self.base, self.i).ok_or_else(missing)?;
+        self.cols.strings.opt(self.base, id)
+    }
+
+    fn req(&self, col: Col) -> Result<&'a str> {
+        self.s(col)?
+            .ok_or_else(|| Error::corrupt("required string is absent"))
+    }
+
+    /// Ordinal of the entry (its `index` in the selection).
+    #[must_use]
+    pub fn index(&self) -> usize {
+        self.i
+    }
+
+    /// The stored (indexed, bounded) text; empty when the policy excluded it.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the bytes are not UTF-8 or out of range.
+    pub fn text(&self) -> Result<&'a str> {
+        self.cols.text.get(self.base, self.i)
+    }
+
+    /// The stored reasoning text (only with `index_thinking`).
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage.
+    pub fn thinking(&self) -> Result<Option<&'a str>> {
+        if self.flags() & FLAG_HAS_THINKING == 0 {
+            return Ok(None);
+        }
+        self.cols.thinking.get(self.base, self.i).map(Some)
+    }
+
+    /// The flag bits (`FLAG_*`).
+    #[must_use]
+    pub fn flags(&self) -> u8 {
+        self.cols.flags.u8(self.base, self.i).unwrap_or(0)
+    }
+
+    /// True when text or thinking was cut at `max_entry_chars`.
+    #[must_use]
+    pub fn truncated(&self) -> bool {
+        self.flags() & (FLAG_TEXT_TRUNCATED | FLAG_THINKING_TRUNCATED) != 0
+    }
+
+    /// True when the policy excluded the record's text.
+    #[must_use]
+    pub fn text_excluded(&self) -> bool {
+        self.flags() & FLAG_TEXT_EXCLUDED != 0
+    }
+
+    /// Length in tokens.
+    #[must_use]
+    pub fn token_len(&self) -> u32 {
+        self.cols.lengths.u32(self.base, self.i).unwrap_or(0)
+    }
+
+    /// Provenance class of the text.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` for an unknown code.
+    pub fn class(&self) -> Result<TextClass> {
+        class_from(self.cols.class.u8(self.base, self.i).ok_or_else(missing)?)
+    }
+
+    /// The entry id.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage (so for every string accessor below).
+    pub fn entry_id(&self) -> Result<&'a str> {
+        self.req(self.cols.entry_id)
+    }
+
+    /// The parent id.
+    pub fn parent_id(&self) -> Result<Option<&'a str>> {
+        self.s(self.cols.parent_id)
+    }
+
+    /// The lineage parent when it differs from the parent id.
+    pub fn logical_parent_id(&self) -> Result<Option<&'a str>> {
+        self.s(self.cols.logical_parent_id)
+    }
+
+    /// The record type.
+    pub fn kind(&self) -> Result<&'a str> {
+        self.req(self.cols.kind)
+    }
+
+    /// The role.
+    pub fn role(&self) -> Result<Option<&'a str>> {
+        self.s(self.cols.role)
+    }
+
+    /// The tool name.
+    pub fn tool(&self) -> Result<Option<&'a str>> {
+        self.s(self.cols.tool)
+    }
+
+    /// The full tool reference.
+    pub fn reference(&self) -> Result<Option<&'a str>> {
+        self.s(self.cols.reference)
+    }
+
+    /// The tool namespace.
+    pub fn provider(&self) -> Result<Option<&'a str>> {
+        self.s(self.cols.provider)
+    }
+
+    /// The tool action.
+    pub fn action(&self) -> Result<Option<&'a str>> {
+        self.s(self.cols.action)
+    }
+
+    /// `<entryId>/<k>` for a tool call child.
+    pub fn operation_address(&self) -> Result<Option<&'a str>> {
+        self.s(self.cols.operation_address)
+    }
+
+    /// The carrier's entry id for a child record.
+    pub fn parent_entry_id(&self) -> Result<Option<&'a str>> {
+        self.s(self.cols.parent_entry_id)
+    }
+
+    /// The tool call id.
+    pub fn call_id(&self) -> Result<Option<&'a str>> {
+        self.s(self.cols.call_id)
+    }
+
+    /// How a tool call ended.
+    pub fn outcome(&self) -> Result<Option<Outcome>> {
+        outcome_from(
+            self.cols
+                .outcome
+                .u8(self.base, self.i)
+                .ok_or_else(missing)?,
+        )
+    }
+
+    /// The typed error flag.
+    pub fn is_error(&self) -> Result<Option<bool>> {
+        bool_from(
+            self.cols
+                .is_error
+                .u8(self.base, self.i)
+                .ok_or_else(missing)?,
+        )
+    }
+
+    /// The timestamp in ms since the Unix epoch, when it parsed.
+    #[must_use]
+    pub fn timestamp_ms(&self) -> Option<i64> {
+        self.cols
+            .timestamp
+            .i64(self.base, self.i)
+            .filter(|&t| t != i64::MIN)
+    }
+
+    /// The timestamp as the source wrote it (canonical RFC 3339 with ms unless it was not).
+    pub fn timestamp(&self) -> Result<Option<String>> {
+        if let Some(raw) = self.s(self.cols.timestamp_raw)? {
+            return Ok(Some(raw.to_owned()));
+        }
+        Ok(self.timestamp_ms().and_then(format_rfc3339_ms))
+    }
+
+    /// Files touched, in order.
+    pub fn files_touched(&self) -> Result<Vec<&'a str>> {
+        let span = self
+            .cols
+            .files_offsets
+            .span(self.base, self.i)
+            .ok_or_else(missing)?;
+        span.map(|k| {
+            let id = self.cols.files.u32(self.base, k).ok_or_else(missing)?;
+            self.cols.strings.get(self.base, id as usize)
+        })
+        .collect()
+    }
+
+    /// 1-based line of the source file.
+    #[must_use]
+    pub fn line(&self) -> u64 {
+        self.cols.line.u64(self.base, self.i).unwrap_or(0)
+    }
+
+    /// Byte offset of that line in the source file.
+    #[must_use]
+    pub fn offset(&self) -> u64 {
+        self.cols.offset.u64(self.base, self.i).unwrap_or(0)
+    }
+
+    /// The entry as a [`Record`] with the stored (bounded) text.
+    pub fn to_record(&self) -> Result<Record> {
+        let own = |s: Option<&str>| s.map(str::to_owned);
+        Ok(Record {
+            index: self.i,
+            entry_id: self.entry_id()?.to_owned(),
+            parent_id: own(self.parent_id()?),
+            logical_parent_id: own(self.logical_parent_id()?),
+            kind: self.kind()?.to_owned(),
+            role: own(self.role()?),
+            tool: own(self.tool()?),
+            reference: own(self.reference()?),
+            provider: own(self.provider()?),
+            action: own(self.action()?),
+            outcome: self.outcome()?,
+            timestamp: self.timestamp()?,
+            is_error: self.is_error()?,
+            files_touched: self
+                .files_touched()?
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            text: self.text()?.to_owned(),
+            thinking: own(self.thinking()?),
+            operation_address: own(self.operation_address()?),
+            parent_entry_id: own(self.parent_entry_id()?),
+            call_id: own(self.call_id()?),
+            class: self.class()?,
+            sidechain: self.flags() & FLAG_SIDECHAIN != 0,
+            line: self.line(),
+            offset: self.offset(),
+        })
+    }
+}

@@ -1,0 +1,94 @@
+//! The committed index of format version 1 still opens and reads the same.
+//!
+//! `SESSIONDEX_REGENERATE_COMPAT=1 cargo test -p sessiondex-core compat` rewrites the files;
+//! do that only together with a format version bump (and keep the old directory).
+
+use std::path::PathBuf;
+
+use sessiondex_core::catalog::{Catalog, Tier};
+use sessiondex_core::cold::{ColdDigest, Field};
+use sessiondex_core::format::{self, FileKind};
+use sessiondex_core::hot::HotShard;
+use sessiondex_source::{Branches, Outcome};
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("data")
+        .join(format!("v{}", format::FORMAT_VERSION))
+}
+
+fn name(kind: FileKind) -> &'static str {
+    match kind {
+        FileKind::Hot => "session.hot",
+        FileKind::Cold => "session.cold",
+        FileKind::Catalog => "catalog",
+    }
+}
+
+#[test]
+fn regenerate_compat_index_when_asked() {
+    if std::env::var_os("SESSIONDEX_REGENERATE_COMPAT").is_none() {
+        return;
+    }
+    std::fs::create_dir_all(dir()).unwrap();
+    for (kind, bytes) in super::sample_files() {
+        std::fs::write(dir().join(name(kind)), bytes.as_slice()).unwrap();
+    }
+}
+
+fn read(kind: FileKind) -> format::Aligned {
+    let bytes = std::fs::read(dir().join(name(kind))).unwrap();
+    format::copy_aligned(&bytes)
+}
+
+#[test]
+fn committed_v1_index_opens() {
+    let hot = HotShard::open(read(FileKind::Hot)).unwrap();
+    assert_eq!(hot.entry_count(), 4);
+    let e = hot.entry(2).unwrap();
+    assert_eq!(e.operation_address().unwrap(), Some("a1/0"));
+    assert_eq!(e.provider().unwrap(), Some("omp"));
+    assert_eq!(e.outcome().unwrap(), Some(Outcome::Failed));
+    assert_eq!(e.files_touched().unwrap(), ["src/net.rs", "src/lib.rs"]);
+    assert_eq!(
+        hot.entry(1).unwrap().thinking().unwrap(),
+        Some("secret reasoning about timeouts")
+    );
+    assert_eq!(hot.doc_freq("timeout").unwrap(), 3);
+    let p: Vec<_> = hot
+        .postings("timeouts")
+        .unwrap()
+        .map(|p| (p.entry, p.tf))
+        .collect();
+    assert_eq!(p, [(1, 1)]);
+    assert_eq!(hot.summary().session_id, "s1");
+
+    let cold = ColdDigest::open(read(FileKind::Cold)).unwrap();
+    assert!(cold.contains("secret").unwrap());
+    assert!(cold.contains("日本語").unwrap());
+    assert_eq!(
+        cold.field_postings(Field::Outcome, "failed").unwrap(),
+        [2, 3]
+    );
+    assert_eq!(cold.tuple(2).unwrap().address().unwrap(), "a1/0");
+    assert_eq!(cold.summary().error_count, 2);
+
+    let cat = Catalog::open(read(FileKind::Catalog)).unwrap();
+    assert_eq!(cat.branches(), Branches::Active);
+    assert_eq!(cat.len(), 1);
+    let s = cat.session(0).unwrap();
+    assert_eq!(s.tier, Tier::Cold);
+    assert_eq!(s.identity.path, "/sessions/s1.jsonl");
+    assert_eq!(s.summary.tool_histogram, [("omp.grep".to_owned(), 1)]);
+    assert_eq!(cat.sessions_with("timeout").unwrap(), [0]);
+    assert_eq!(cat.sessions_with("absent").unwrap(), Vec::<u32>::new());
+}
+
+#[test]
+fn committed_v1_index_matches_this_build() {
+    // Same input, same bytes: the writer is deterministic and the format did not drift.
+    for (kind, bytes) in super::sample_files() {
+        assert_eq!(read(kind).as_slice(), bytes.as_slice(), "{kind:?}");
+    }
+}

@@ -1,0 +1,812 @@
+//! Integration tests of the index formats and the cache store.
+// A panic in a test is a failed test, which is what we want.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use proptest::prelude::*;
+use sessiondex_core::catalog::{Catalog, CatalogBuilder, CatalogEntry, SourceIdentity, Tier};
+use sessiondex_core::cold::{self, ColdDigest, Field};
+use sessiondex_core::format::{self, FileKind};
+use sessiondex_core::hot::{self, HotShard};
+use sessiondex_core::{bound_chars, tokenize, Policy};
+use sessiondex_source::{
+    Branches, Format, Outcome, ReadCoverage, Record, Selection, SessionLink, SessionMeta, TextClass,
+};
+
+#[path = "suite/compat.rs"]
+mod compat;
+#[cfg(feature = "fs")]
+#[path = "suite/store.rs"]
+mod store;
+
+// ---------------------------------------------------------------- fixtures
+
+const CLASSES: [TextClass; 7] = [
+    TextClass::UserText,
+    TextClass::AssistantText,
+    TextClass::Thinking,
+    TextClass::ToolInput,
+    TextClass::ToolOutput,
+    TextClass::Summary,
+    TextClass::Meta,
+];
+
+fn selection(records: Vec<Record>) -> Selection {
+    let mut records = records;
+    for (i, r) in records.iter_mut().enumerate() {
+        r.index = i;
+    }
+    Selection {
+        branches: Branches::Active,
+        leaf: records.last().map(|r| r.entry_id.clone()),
+        records,
+        coverage: ReadCoverage {
+            complete: true,
+            reasons: Vec::new(),
+            lines: 3,
+            complete_bytes: 4096,
+        },
+        lineage_fingerprint: "ab".repeat(32),
+    }
+}
+
+fn meta(id: &str) -> SessionMeta {
+    SessionMeta {
+        session_id: id.into(),
+        file: format!("/sessions/{id}.jsonl"),
+        format: Some(Format::Pi),
+        format_version: Some("3".into()),
+        cwd: Some("/work/project".into()),
+        title: Some(format!("session {id}")),
+        created: Some("2026-01-01T00:00:00.000Z".into()),
+        first_ts: None,
+        last_ts: None,
+        links: vec![SessionLink {
+            kind: "parent_session".into(),
+            target: "/sessions/root.jsonl".into(),
+        }],
+    }
+}
+
+/// Three records: a user message, an assistant carrier and its tool call child, and a failed
+/// tool result.
+pub(crate) fn sample_records() -> Vec<Record> {
+    vec![
+        Record {
+            entry_id: "u1".into(),
+            kind: "message".into(),
+            role: Some("user".into()),
+            timestamp: Some("2026-01-01T00:00:01.000Z".into()),
+            text: "Where did we hit that TIMEOUT in src/net.rs?".into(),
+            class: TextClass::UserText,
+            line: 2,
+            offset: 120,
+            ..Record::default()
+        },
+        Record {
+            entry_id: "a1".into(),
+            parent_id: Some("u1".into()),
+            kind: "message".into(),
+            role: Some("assistant".into()),
+            timestamp: Some("2026-01-01T00:00:02.500Z".into()),
+            text: "Let me grep for the timeout. Café ﬁle 日本語".into(),
+            thinking: Some("secret reasoning about timeouts".into()),
+            class: TextClass::AssistantText,
+            line: 3,
+            offset: 300,
+            ..Record::default()
+        },
+        Record {
+            entry_id: "a1/0".into(),
+            kind: "tool_call".into(),
+            role: Some("assistant".into()),
+            tool: Some("omp.grep".into()),
+            reference: Some("omp.grep".into()),
+            provider: Some("omp".into()),
+            action: Some("grep".into()),
+            outcome: Some(Outcome::Failed),
+            is_error: Some(true),
+            timestamp: Some("2026-01-01T00:00:02.500Z".into()),
+            files_touched: vec!["src/net.rs".into(), "src/lib.rs".into()],
+            text: r#"{"pattern":"timeout","path":"src/net.rs"}"#.into(),
+            operation_address: Some("a1/0".into()),
+            parent_entry_id: Some("a1".into()),
+            call_id: Some("call_1".into()),
+            class: TextClass::ToolInput,
+            line: 3,
+            offset: 300,
+            ..Record::default()
+        },
+        Record {
+            entry_id: "t1".into(),
+            parent_id: Some("a1".into()),
+            kind: "message".into(),
+            role: Some("tool".into()),
+            tool: Some("omp.grep".into()),
+            outcome: Some(Outcome::Failed),
+            is_error: Some(true),
+            timestamp: Some("2026-01-01T00:00:03+00:00".into()),
+            text: "error: timed out after 30s".into(),
+            call_id: Some("call_1".into()),
+            class: TextClass::ToolOutput,
+            sidechain: true,
+            line: 4,
+            offset: 512,
+            ..Record::default()
+        },
+    ]
+}
+
+pub(crate) fn sample() -> (SessionMeta, Selection) {
+    (meta("s1"), selection(sample_records()))
+}
+
+fn opt_str() -> impl Strategy<Value = Option<String>> {
+    prop::option::of("[a-z_./]{0,8}")
+}
+
+fn text() -> impl Strategy<Value = String> {
+    // Letters, digits, marks, ligatures, CJK, full-width, punctuation and spaces.
+    prop::collection::vec(
+        prop::sample::select(vec![
+            "a", "B", "c", "z", "0", "7", "_", " ", " ", ".", "/", "-", "é", "e\u{301}", "ﬁ", "日",
+            "本", "Ｔ", "ß", "İ", "\n", "😀", "ق",
+        ]),
+        0..40,
+    )
+    .prop_map(|v| v.concat())
+}
+
+fn record() -> impl Strategy<Value = Record> {
+    (
+        (
+            "[a-z0-9]{1,6}",
+            opt_str(),
+            opt_str(),
+            "[a-z_]{1,8}",
+            opt_str(),
+            opt_str(),
+            opt_str(),
+            opt_str(),
+        ),
+        (
+            opt_str(),
+            prop::option::of(0usize..4),
+            prop::option::of(prop_oneof![
+                (0i64..4_102_444_800_000)
+                    .prop_map(|ms| sessiondex_core::format_rfc3339_ms(ms).unwrap_or_default()),
+                Just("yesterday".to_owned()),
+                Just("2026-01-01T00:00:00+02:00".to_owned()),
+            ]),
+            prop::option::of(any::<bool>()),
+            prop::collection::vec("[a-z/.]{1,6}", 0..3),
+            text(),
+            prop::option::of(text()),
+        ),
+        (
+            opt_str(),
+            opt_str(),
+            opt_str(),
+            0usize..7,
+            any::<bool>(),
+            any::<u64>(),
+            any::<u64>(),
+        ),
+    )
+        .prop_map(|(a, b, c)| Record {
+            index: 0,
+            entry_id: a.0,
+            parent_id: a.1,
+            logical_parent_id: a.2,
+            kind: a.3,
+            role: a.4,
+            tool: a.5,
+            reference: a.6,
+            provider: a.7,
+            action: b.0,
+            outcome: b.1.map(|i| {
+                [
+                    Outcome::Succeeded,
+                    Outcome::Failed,
+                    Outcome::Aborted,
+                    Outcome::TimedOut,
+                ][i]
+            }),
+            timestamp: b.2,
+            is_error: b.3,
+            files_touched: b.4,
+            text: b.5,
+            thinking: b.6,
+            operation_address: c.0,
+            parent_entry_id: c.1,
+            call_id: c.2,
+            class: CLASSES[c.3],
+            sidechain: c.4,
+            line: c.5,
+            offset: c.6,
+        })
+}
+
+fn policy() -> impl Strategy<Value = Policy> {
+    (0u32..30, any::<bool>(), any::<bool>()).prop_map(|(max, th, out)| Policy {
+        max_entry_chars: max,
+        index_thinking: th,
+        index_tool_output: out,
+        ..Policy::default()
+    })
+}
+
+/// What a hot shard must give back for `r`.
+fn expected_hot(r: &Record, p: &Policy) -> Record {
+    let mut e = r.clone();
+    let max = p.max_entry_chars as usize;
+    e.text = match p.text(r) {
+        Some(t) => bound_chars(t, max).0.to_owned(),
+        None => String::new(),
+    };
+    e.thinking = p.thinking(r).map(|th| {
+        let left = max.saturating_sub(e.text.chars().count());
+        bound_chars(th, left).0.to_owned()
+    });
+    e
+}
+
+fn naive_postings(records: &[Record]) -> BTreeMap<String, Vec<(u32, u32)>> {
+    let mut out: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
+    for (i, r) in records.iter().enumerate() {
+        let mut tf: BTreeMap<String, u32> = BTreeMap::new();
+        for part in [Some(r.text.as_str()), r.thinking.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            for t in tokenize(part) {
+                *tf.entry(t).or_default() += 1;
+            }
+        }
+        for (t, c) in tf {
+            out.entry(t).or_default().push((i as u32, c));
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------- hot
+
+fn check_hot(meta: &SessionMeta, sel: &Selection, p: &Policy) {
+    let bytes = hot::build(meta, sel, p).unwrap();
+    let shard = HotShard::open(&bytes[..]).unwrap();
+    assert_eq!(shard.entry_count(), sel.records.len());
+    let expected: Vec<Record> = sel.records.iter().map(|r| expected_hot(r, p)).collect();
+    for (i, e) in expected.iter().enumerate() {
+        let entry = shard.entry(i).unwrap();
+        assert_eq!(&entry.to_record().unwrap(), e);
+        let r = &sel.records[i];
+        let cut = p
+            .text(r)
+            .is_some_and(|t| t.chars().count() > p.max_entry_chars as usize)
+            || e.thinking.as_deref().map(|t| t.len()) != p.thinking(r).map(str::len);
+        assert_eq!(entry.truncated(), cut, "entry {i}");
+    }
+    assert!(shard.entry(expected.len()).is_none());
+    let naive = naive_postings(&expected);
+    let mut seen = 0;
+    shard
+        .for_each_term(|term, df| {
+            let want = &naive[term];
+            assert_eq!(df as usize, want.len());
+            seen += 1;
+        })
+        .unwrap();
+    assert_eq!(seen, naive.len());
+    let mut total = 0u64;
+    for (term, want) in &naive {
+        let got: Vec<(u32, u32)> = shard
+            .postings(term)
+            .unwrap()
+            .map(|p| (p.entry, p.tf))
+            .collect();
+        assert_eq!(&got, want, "term {term:?}");
+        total += want.iter().map(|&(_, c)| u64::from(c)).sum::<u64>();
+    }
+    assert_eq!(shard.total_tokens(), total);
+    for (i, e) in expected.iter().enumerate() {
+        let n = tokenize(&e.text).len() + e.thinking.as_deref().map_or(0, |t| tokenize(t).len());
+        assert_eq!(shard.entry(i).unwrap().token_len() as usize, n);
+    }
+    assert_eq!(shard.postings("no-such-term").unwrap().len(), 0);
+    let truncated = (0..shard.entry_count())
+        .filter(|&i| shard.entry(i).unwrap().truncated())
+        .count() as u64;
+    assert_eq!(shard.summary().coverage.count("max_entry_chars"), truncated);
+    assert_eq!(shard.summary().cache_bytes, bytes.len() as u64);
+    assert_eq!(shard.policy_fingerprint(), p.fingerprint());
+}
+
+#[test]
+fn hot_sample_round_trip() {
+    let (m, s) = sample();
+    check_hot(&m, &s, &Policy::default());
+    check_hot(
+        &m,
+        &s,
+        &Policy {
+            index_thinking: true,
+            index_tool_output: false,
+            max_entry_chars: 10,
+            ..Policy::default()
+        },
+    );
+    let shard_bytes = hot::build(&m, &s, &Policy::default()).unwrap();
+    let shard = HotShard::open(shard_bytes).unwrap();
+    // Thinking is excluded by default; tool output is included.
+    assert_eq!(shard.doc_freq("secret").unwrap(), 0);
+    assert_eq!(shard.doc_freq("timed").unwrap(), 1);
+    assert_eq!(shard.doc_freq("timeout").unwrap(), 3);
+    assert_eq!(shard.doc_freq("café").unwrap(), 1);
+    assert_eq!(shard.doc_freq("file").unwrap(), 1);
+    let e = shard.entry(3).unwrap();
+    assert_eq!(
+        e.timestamp().unwrap().as_deref(),
+        Some("2026-01-01T00:00:03+00:00")
+    );
+    assert_eq!(e.timestamp_ms(), Some(1_767_225_603_000));
+    let s = shard.summary();
+    assert_eq!(s.entry_count, 4);
+    assert_eq!(s.error_count, 2);
+    assert_eq!(s.tool_histogram, vec![("omp.grep".to_owned(), 1)]);
+    assert_eq!(s.files_touched, ["src/net.rs", "src/lib.rs"]);
+    assert_eq!(s.first_ts, Some(1_767_225_601_000));
+    assert!(s.coverage.complete);
+    assert!(shard.avg_len() > 0.0);
+}
+
+#[test]
+fn hot_policy_marks_truncation() {
+    let (m, s) = sample();
+    let p = Policy {
+        max_entry_chars: 5,
+        ..Policy::default()
+    };
+    let bytes = hot::build(&m, &s, &p).unwrap();
+    let shard = HotShard::open(&bytes[..]).unwrap();
+    assert_eq!(shard.entry(0).unwrap().text().unwrap(), "Where");
+    assert_eq!(shard.summary().coverage.count("max_entry_chars"), 4);
+    assert!(!shard.summary().coverage.complete);
+    let p = Policy {
+        index_tool_output: false,
+        ..Policy::default()
+    };
+    let shard = HotShard::open(hot::build(&m, &s, &p).unwrap()).unwrap();
+    let e = shard.entry(3).unwrap();
+    assert!(e.text_excluded());
+    assert_eq!(e.text().unwrap(), "");
+    assert_eq!(shard.doc_freq("timed").unwrap(), 0);
+}
+
+#[test]
+fn empty_selection_round_trips() {
+    let sel = selection(Vec::new());
+    let m = SessionMeta::default();
+    let p = Policy::default();
+    let shard = HotShard::open(hot::build(&m, &sel, &p).unwrap()).unwrap();
+    assert_eq!(shard.entry_count(), 0);
+    assert_eq!(shard.avg_len(), 0.0);
+    let cold = ColdDigest::open(cold::build(&m, &sel, &p).unwrap()).unwrap();
+    assert_eq!(cold.vocabulary_len(), 0);
+    let cat = Catalog::open(CatalogBuilder::new(Branches::All).finish().unwrap()).unwrap();
+    assert!(cat.is_empty());
+    assert_eq!(cat.branches(), Branches::All);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn hot_round_trip(records in prop::collection::vec(record(), 0..12), p in policy()) {
+        let sel = selection(records);
+        check_hot(&meta("p"), &sel, &p);
+    }
+
+    #[test]
+    fn cold_vocabulary_is_the_token_set(records in prop::collection::vec(record(), 0..12), p in policy()) {
+        let sel = selection(records);
+        let bytes = cold::build(&meta("p"), &sel, &p).unwrap();
+        let d = ColdDigest::open(&bytes[..]).unwrap();
+        let mut want = BTreeSet::new();
+        for r in &sel.records {
+            for part in [p.text(r), p.thinking(r)].into_iter().flatten() {
+                want.extend(tokenize(part));
+            }
+        }
+        let got: BTreeSet<String> = d
+            .vocabulary()
+            .unwrap()
+            .stream()
+            .into_strs()
+            .unwrap()
+            .into_iter()
+            .collect();
+        prop_assert_eq!(&got, &want);
+        prop_assert_eq!(d.vocabulary_total(), want.len() as u64);
+        prop_assert_eq!(d.tuple_count(), sel.records.len());
+        check_tuples(&d, &sel.records);
+        prop_assert!(d.summary().coverage.complete);
+    }
+}
+
+fn check_tuples<B: AsRef<[u8]>>(d: &ColdDigest<B>, records: &[Record]) {
+    let mut want: HashMap<(Field, String), Vec<u32>> = HashMap::new();
+    for (i, r) in records.iter().take(d.tuple_count()).enumerate() {
+        let t = d.tuple(i).unwrap();
+        assert_eq!(t.index() as usize, r.index);
+        assert_eq!(t.entry_id().unwrap(), r.entry_id);
+        assert_eq!(
+            t.operation_address().unwrap(),
+            r.operation_address.as_deref()
+        );
+        assert_eq!(
+            t.address().unwrap(),
+            r.operation_address.as_deref().unwrap_or(&r.entry_id)
+        );
+        assert_eq!(t.reference().unwrap(), r.reference.as_deref());
+        assert_eq!(t.provider().unwrap(), r.provider.as_deref());
+        assert_eq!(t.action().unwrap(), r.action.as_deref());
+        assert_eq!(t.role().unwrap(), r.role.as_deref());
+        assert_eq!(t.tool().unwrap(), r.tool.as_deref());
+        assert_eq!(t.outcome().unwrap(), r.outcome);
+        assert_eq!(t.is_error().unwrap(), r.is_error);
+        let vals = [
+            (Field::Ref, r.reference.clone()),
+            (Field::Provider, r.provider.clone()),
+            (Field::Action, r.action.clone()),
+            (Field::Outcome, r.outcome.map(|o| o.as_str().to_owned())),
+            (Field::Role, r.role.clone()),
+            (Field::Tool, r.tool.clone()),
+        ];
+        for (f, v) in vals {
+            if let Some(v) = v {
+                want.entry((f, v)).or_default().push(i as u32);
+            }
+        }
+    }
+    for ((f, v), list) in &want {
+        assert_eq!(&d.field_postings(*f, v).unwrap(), list);
+    }
+    assert_eq!(d.fields().unwrap().len(), want.len());
+}
+
+// ---------------------------------------------------------------- cold
+
+#[test]
+fn cold_sample_digest() {
+    let (m, s) = sample();
+    let bytes = cold::build(&m, &s, &Policy::default()).unwrap();
+    let d = ColdDigest::open(&bytes[..]).unwrap();
+    assert!(d.contains("timeout").unwrap());
+    assert!(!d.contains("secret").unwrap());
+    assert_eq!(d.field_postings(Field::Outcome, "failed").unwrap(), [2, 3]);
+    assert_eq!(d.field_postings(Field::Provider, "omp").unwrap(), [2]);
+    assert_eq!(
+        d.field_postings(Field::Tool, "nope").unwrap(),
+        Vec::<u32>::new()
+    );
+    let sum = d.summary();
+    assert_eq!(sum.cache_bytes, bytes.len() as u64);
+    assert_eq!(sum.source_bytes, 4096);
+    assert!((sum.cache_source_ratio() - bytes.len() as f64 / 4096.0).abs() < 1e-12);
+    assert_eq!(sum.links.len(), 1);
+    check_tuples(&d, &s.records);
+}
+
+#[test]
+fn cold_vocabulary_cap_keeps_exact_prefix() {
+    let (m, s) = sample();
+    let all: Vec<String> = cold::vocabulary(&s, &Policy::default())
+        .into_iter()
+        .collect();
+    for cap in [0u64, 1, 5, 17, 40, 1000] {
+        let p = Policy {
+            max_cold_vocabulary_bytes: cap,
+            ..Policy::default()
+        };
+        let d = ColdDigest::open(cold::build(&m, &s, &p).unwrap()).unwrap();
+        let got = d.vocabulary().unwrap().stream().into_strs().unwrap();
+        let mut bytes = 0;
+        let want: Vec<String> = all
+            .iter()
+            .take_while(|t| {
+                bytes += t.len() as u64;
+                bytes <= cap
+            })
+            .cloned()
+            .collect();
+        assert_eq!(got, want, "cap {cap}");
+        let dropped = (all.len() - want.len()) as u64;
+        assert_eq!(
+            d.summary().coverage.count("max_cold_vocabulary_bytes"),
+            dropped
+        );
+        assert_eq!(d.summary().coverage.complete, dropped == 0);
+        assert_eq!(d.vocabulary_total(), all.len() as u64);
+    }
+}
+
+#[test]
+fn cold_cache_cap_keeps_exact_prefix() {
+    let (m, _) = sample();
+    let records: Vec<Record> = (0..200)
+        .map(|i| Record {
+            entry_id: format!("e{i}"),
+            kind: "message".into(),
+            role: Some("user".into()),
+            tool: Some(format!("tool{}", i % 7)),
+            text: format!("word{i} common"),
+            ..Record::default()
+        })
+        .collect();
+    let s = selection(records);
+    let full = cold::build(&m, &s, &Policy::default()).unwrap();
+    let full_len = full.len() as u64;
+    for cap in [full_len, full_len - 1, full_len / 2, 2500, 1200, 900, 100] {
+        let p = Policy {
+            max_cold_cache_bytes: cap,
+            ..Policy::default()
+        };
+        let bytes = cold::build(&m, &s, &p).unwrap();
+        let d = ColdDigest::open(&bytes[..]).unwrap();
+        let cut = d.summary().coverage.count("max_cold_cache_bytes");
+        if cap >= full_len {
+            assert_eq!(cut, 0);
+            assert_eq!(d.tuple_count(), 200);
+            continue;
+        }
+        assert!(cut > 0, "cap {cap}");
+        assert!(!d.summary().coverage.complete);
+        if bytes.len() as u64 <= cap {
+            // Tuples then vocabulary are exact prefixes.
+            check_tuples(&d, &s.records);
+            let all: Vec<String> = cold::vocabulary(&s, &p).into_iter().collect();
+            let got = d.vocabulary().unwrap().stream().into_strs().unwrap();
+            assert_eq!(got[..], all[..got.len()]);
+            if d.tuple_count() > 0 {
+                assert_eq!(got.len(), all.len());
+            }
+            let dropped = (200 - d.tuple_count()) + (all.len() - got.len());
+            assert_eq!(cut, dropped as u64, "cap {cap}");
+            // One more tuple would not have fit.
+            if d.tuple_count() > 0 && d.tuple_count() < 200 {
+                assert!(bytes.len() as u64 <= cap);
+            }
+        } else {
+            // Not even the metadata fits: everything droppable was dropped.
+            assert_eq!(d.tuple_count(), 0);
+            assert_eq!(d.vocabulary_len(), 0);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- catalog
+
+pub(crate) fn catalog_entry(m: &SessionMeta, s: &Selection, tier: Tier, n: u64) -> CatalogEntry {
+    let p = Policy::default();
+    let summary = match tier {
+        Tier::Hot => HotShard::open(hot::build(m, s, &p).unwrap())
+            .unwrap()
+            .summary()
+            .clone(),
+        Tier::Cold => ColdDigest::open(cold::build(m, s, &p).unwrap())
+            .unwrap()
+            .summary()
+            .clone(),
+    };
+    CatalogEntry {
+        summary,
+        tier,
+        identity: SourceIdentity {
+            path: m.file.clone(),
+            size: 4096 + n,
+            mtime_ns: 1_767_225_600_000_000_000 + n as i64,
+            ctime_ns: 1_767_225_600_000_000_001,
+            inode: 77 + n,
+            source_hash: "cd".repeat(32),
+        },
+        policy_fingerprint: p.fingerprint(),
+        format_version: format::FORMAT_VERSION,
+    }
+}
+
+#[test]
+fn catalog_lists_sessions_and_merges_vocabularies() {
+    let p = Policy::default();
+    let mut sessions = Vec::new();
+    for i in 0..6u64 {
+        let mut records = sample_records();
+        records[0].text = format!(
+            "session{i} shared {}",
+            if i % 2 == 0 { "even" } else { "odd" }
+        );
+        sessions.push((meta(&format!("s{i}")), selection(records)));
+    }
+    let mut b = CatalogBuilder::new(Branches::Active);
+    let mut entries = Vec::new();
+    let mut vocabs: Vec<Option<BTreeSet<String>>> = Vec::new();
+    for (i, (m, s)) in sessions.iter().enumerate() {
+        let tier = if i < 2 { Tier::Hot } else { Tier::Cold };
+        let e = catalog_entry(m, s, tier, i as u64);
+        let vocab = (tier == Tier::Cold).then(|| {
+            let d = ColdDigest::open(cold::build(m, s, &p).unwrap()).unwrap();
+            d.vocabulary_owned().unwrap()
+        });
+        vocabs.push(
+            vocab
+                .as_ref()
+                .map(|v| v.stream().into_strs().unwrap().into_iter().collect()),
+        );
+        assert_eq!(b.add(&e, vocab).unwrap(), i as u32);
+        entries.push(e);
+    }
+    let bytes = b.finish().unwrap();
+    let cat = Catalog::open(&bytes[..]).unwrap();
+    assert_eq!(cat.len(), 6);
+    for (i, e) in entries.iter().enumerate() {
+        assert_eq!(&cat.session(i).unwrap(), e);
+        assert_eq!(cat.path(i).unwrap(), e.identity.path);
+    }
+    assert!(cat.session(6).is_err());
+    let mut union: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for (i, v) in vocabs.iter().enumerate() {
+        for t in v.iter().flatten() {
+            union.entry(t.clone()).or_default().push(i as u32);
+        }
+    }
+    assert_eq!(cat.term_count(), union.len());
+    for (t, want) in &union {
+        assert_eq!(&cat.sessions_with(t).unwrap(), want, "term {t}");
+    }
+    assert_eq!(cat.sessions_with("even").unwrap(), [2, 4]);
+    assert_eq!(cat.sessions_with("session0").unwrap(), Vec::<u32>::new());
+    assert_eq!(cat.sessions_with("timeout").unwrap(), [2, 3, 4, 5]);
+}
+
+// ---------------------------------------------------------------- corruption
+
+pub(crate) fn sample_files() -> Vec<(FileKind, format::Aligned)> {
+    let (m, s) = sample();
+    let p = Policy {
+        index_thinking: true,
+        ..Policy::default()
+    };
+    let hot = hot::build(&m, &s, &p).unwrap();
+    let cold = cold::build(&m, &s, &p).unwrap();
+    let mut b = CatalogBuilder::new(Branches::Active);
+    b.add(
+        &catalog_entry(&m, &s, Tier::Cold, 0),
+        Some(
+            ColdDigest::open(&cold[..])
+                .unwrap()
+                .vocabulary_owned()
+                .unwrap(),
+        ),
+    )
+    .unwrap();
+    let cat = b.finish().unwrap();
+    vec![
+        (FileKind::Hot, hot),
+        (FileKind::Cold, cold),
+        (FileKind::Catalog, cat),
+    ]
+}
+
+/// Opens `bytes` as `kind` and reads everything; an error anywhere is fine, a panic is not.
+/// Returns whether it opened.
+fn open_and_read(kind: FileKind, bytes: &[u8]) -> bool {
+    let bytes = format::aligned(bytes);
+    match kind {
+        FileKind::Hot => HotShard::open(bytes.as_ref()).is_ok(),
+        FileKind::Cold => ColdDigest::open(bytes.as_ref()).is_ok(),
+        FileKind::Catalog => Catalog::open(bytes.as_ref()).is_ok(),
+    }
+}
+
+#[test]
+fn every_single_byte_change_is_detected() {
+    for (kind, file) in sample_files() {
+        assert!(open_and_read(kind, &file));
+        let mut v = file.to_vec();
+        for i in 0..v.len() {
+            for mask in [0x01u8, 0x80, 0xff] {
+                v[i] ^= mask;
+                let e = match kind {
+                    FileKind::Hot => HotShard::open(format::aligned(&v).as_ref()).err(),
+                    FileKind::Cold => ColdDigest::open(format::aligned(&v).as_ref()).err(),
+                    FileKind::Catalog => Catalog::open(format::aligned(&v).as_ref()).err(),
+                };
+                let e = e.unwrap_or_else(|| panic!("{kind:?}: flip {mask:#x} at {i} not detected"));
+                assert!(e.is_rebuildable(), "{kind:?} at {i}: {e}");
+                v[i] ^= mask;
+            }
+        }
+        for len in 0..file.len() {
+            assert!(
+                !open_and_read(kind, &file[..len]),
+                "{kind:?} truncated to {len}"
+            );
+        }
+        let mut longer = file.to_vec();
+        longer.push(0);
+        assert!(!open_and_read(kind, &longer));
+    }
+}
+
+#[test]
+fn files_of_one_kind_do_not_open_as_another() {
+    let files = sample_files();
+    for (kind, file) in &files {
+        for (other, _) in &files {
+            assert_eq!(open_and_read(*other, file), kind == other);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn damaged_ranges_are_detected(which in 0usize..3, start in any::<prop::sample::Index>(),
+                                   len in 1usize..64, op in 0u8..3, byte in any::<u8>()) {
+        let files = sample_files();
+        let (kind, file) = &files[which];
+        let mut v = file.to_vec();
+        let at = start.index(v.len());
+        let end = (at + len).min(v.len());
+        match op {
+            0 => v[at..end].iter_mut().for_each(|b| *b = 0),
+            1 => v[at..end].iter_mut().for_each(|b| *b = byte),
+            _ => v.truncate(at),
+        }
+        if v != file.to_vec() {
+            prop_assert!(!open_and_read(*kind, &v));
+        }
+    }
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..256), magic in 0usize..3) {
+        let mut v = bytes;
+        let kinds = [FileKind::Hot, FileKind::Cold, FileKind::Catalog];
+        if v.len() >= 8 {
+            v[..4].copy_from_slice(&kinds[magic].magic());
+            v[4..8].copy_from_slice(&format::FORMAT_VERSION.to_le_bytes());
+        }
+        for k in kinds {
+            prop_assert!(!open_and_read(k, &v));
+        }
+    }
+}
+
+#[test]
+fn version_and_schema_mismatch_have_their_code() {
+    let (_, file) = sample_files().remove(0);
+    let mut v = file.to_vec();
+    v[4] = 2;
+    let e = HotShard::open(format::aligned(&v).as_ref()).unwrap_err();
+    assert_eq!(e.code(), "index_version_mismatch");
+    assert_eq!(
+        e.kind(),
+        sessiondex_core::ErrorKind::VersionMismatch {
+            expected: 1,
+            found: 2
+        }
+    );
+}
+
+#[test]
+fn unaligned_bytes_are_refused_not_misread() {
+    let (_, file) = sample_files().remove(0);
+    let mut shifted = format::Aligned::new();
+    shifted.push(0);
+    shifted.extend_from_slice(&file);
+    let e = HotShard::open(&shifted[1..]).unwrap_err();
+    assert_eq!(e.code(), "index_unaligned");
+    assert!(HotShard::open(format::aligned(&shifted[1..])).is_ok());
+}
