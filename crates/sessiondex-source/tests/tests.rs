@@ -9,6 +9,7 @@ use sessiondex_source::{read_path, Branches, ReadOptions, Record, Selection, Ses
 
 mod claude;
 mod codex;
+mod damaged;
 mod pi;
 mod props;
 
