@@ -231,6 +231,26 @@ impl Store {
         Ok(Some(v))
     }
 
+    /// Reads `path` and opens it with `open` (e.g. [`crate::hot::HotShard::open`]); errors
+    /// name the path. `None` when the file does not exist.
+    ///
+    /// # Errors
+    ///
+    /// `index_io`, or what `open` returns (`index_corrupt`, `index_version_mismatch`: treat
+    /// the file as absent and rebuild it).
+    pub fn load<T>(
+        &self,
+        path: &Path,
+        open: impl FnOnce(Aligned) -> Result<T>,
+    ) -> Result<Option<T>> {
+        match self.read(path)? {
+            None => Ok(None),
+            Some(bytes) => open(bytes)
+                .map(Some)
+                .map_err(|e| e.with_path(path.to_string_lossy())),
+        }
+    }
+
     /// Removes the file of `kind` for `key`; true when it existed.
     ///
     /// # Errors
