@@ -15,6 +15,7 @@
 pub use sessiondex_core as core;
 
 pub mod error;
+pub mod fuzzy;
 pub mod regex;
 
 pub use error::{Error, ErrorCode};
