@@ -1,0 +1,674 @@
+//! BM25 ranking with provenance weights, `any`/`all` term matching, and phrase matching.
+//!
+//! # BM25
+//!
+//! Every entry is a document, ranked on its own. For query terms `t` with term frequency
+//! `tf` in an entry of `len` tokens:
+//!
+//! ```text
+//! score = w(class) * sum_t idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg_len))
+//! idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+//! ```
+//!
+//! with `k1 = 1.2`, `b = 0.75`, and `N`, `df` and `avg_len` taken over everything the call
+//! searched (all eligible hot entries, not one shard), so scores from different sessions
+//! compare. `idf` is the non-negative (Lucene) form: a term in every entry still counts a
+//! little. [`CorpusStats`] accumulates `N`, total length and `df`.
+//!
+//! # Provenance weights
+//!
+//! `w(class)` puts what people and the model wrote ahead of tool plumbing
+//! ([`provenance_weight`]):
+//!
+//! | class            | default | when filters ask for operations |
+//! |------------------|---------|---------------------------------|
+//! | `user_text`      | 1.00    | 1.00                            |
+//! | `assistant_text` | 1.00    | 1.00                            |
+//! | `summary`        | 0.80    | 0.80                            |
+//! | `thinking`       | 0.60    | 0.60                            |
+//! | `tool_input`     | 0.50    | 1.00                            |
+//! | `tool_output`    | 0.40    | 1.00                            |
+//! | `meta`           | 0.30    | 0.30                            |
+//!
+//! Filters "ask for operations" when any of `tool`, `ref`, `provider`, `action` or
+//! `outcome` is set (or `role` is `tool`): the caller wants tool calls, so their text is not
+//! discounted.
+//!
+//! # Phrases
+//!
+//! [`Phrase`] matches contiguously and case-insensitively over normalized text: NFKC,
+//! lowercase (with final sigma folded to sigma), and every run of whitespace as one space,
+//! applied alike to the phrase and the text. Matches are substrings (`time out` is found in
+//! `Time  Out!`, `time` inside `timeout`). Spans map back to byte ranges of the original
+//! text for highlighting. Normalization runs per character cluster (a starter and its
+//! combining marks), which equals whole-text NFKC except for compositions across starters
+//! (conjoining Hangul jamo).
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use sessiondex_core::tokenize::{for_each_token, nfkc};
+use sessiondex_source::TextClass;
+
+use crate::request::QueryMatch;
+
+/// BM25 `k1`.
+pub const K1: f32 = 1.2;
+/// BM25 `b`.
+pub const B: f32 = 0.75;
+
+/// The ranking weight of a text class; see the module table.
+#[must_use]
+pub fn provenance_weight(class: TextClass, operations_requested: bool) -> f32 {
+    match class {
+        TextClass::UserText | TextClass::AssistantText => 1.0,
+        TextClass::Summary => 0.8,
+        TextClass::Thinking => 0.6,
+        TextClass::ToolInput if operations_requested => 1.0,
+        TextClass::ToolOutput if operations_requested => 1.0,
+        TextClass::ToolInput => 0.5,
+        TextClass::ToolOutput => 0.4,
+        TextClass::Meta => 0.3,
+    }
+}
+
+/// BM25 parameters over one searched corpus.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bm25 {
+    /// Number of documents searched (`N`).
+    pub docs: u64,
+    /// Average document length in tokens.
+    pub avg_len: f32,
+    /// `k1`.
+    pub k1: f32,
+    /// `b`.
+    pub b: f32,
+}
+
+impl Bm25 {
+    /// Parameters for `docs` documents of `total_len` tokens in all, with `k1 = 1.2`,
+    /// `b = 0.75`.
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)]
+    pub fn new(docs: u64, total_len: u64) -> Bm25 {
+        let avg_len = if docs == 0 {
+            1.0
+        } else {
+            (total_len as f64 / docs as f64).max(1.0) as f32
+        };
+        Bm25 {
+            docs,
+            avg_len,
+            k1: K1,
+            b: B,
+        }
+    }
+
+    /// `ln(1 + (N - df + 0.5) / (df + 0.5))`; `df` above `N` counts as `N`.
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)]
+    pub fn idf(&self, df: u64) -> f32 {
+        let n = self.docs as f64;
+        let df = (df.min(self.docs)) as f64;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
+    }
+
+    /// One term's contribution in a document of `len` tokens.
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)]
+    pub fn term_score(&self, tf: u32, df: u64, len: u32) -> f32 {
+        if tf == 0 {
+            return 0.0;
+        }
+        let tf = tf as f32;
+        let norm = self.k1 * (1.0 - self.b + self.b * len as f32 / self.avg_len);
+        self.idf(df) * tf * (self.k1 + 1.0) / (tf + norm)
+    }
+
+    /// The weighted score of a document: `weight * sum term_score`, with `(tf, df)` per
+    /// query term.
+    #[must_use]
+    pub fn score(&self, weight: f32, len: u32, terms: impl IntoIterator<Item = (u32, u64)>) -> f32 {
+        weight
+            * terms
+                .into_iter()
+                .map(|(tf, df)| self.term_score(tf, df, len))
+                .sum::<f32>()
+    }
+}
+
+/// The unique canonical terms of a literal query, in first-occurrence order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QueryTerms {
+    terms: Vec<String>,
+}
+
+impl QueryTerms {
+    /// Tokenizes `query` with the canonical tokenizer (literal input is never a pattern).
+    #[must_use]
+    pub fn parse(query: &str) -> QueryTerms {
+        let mut terms: Vec<String> = Vec::new();
+        for_each_token(query, |t| {
+            if !terms.iter().any(|x| x == t) {
+                terms.push(t.to_owned());
+            }
+        });
+        QueryTerms { terms }
+    }
+
+    /// From already canonical terms (fuzzy expansions, ...); duplicates dropped.
+    #[must_use]
+    pub fn from_terms<S: Into<String>>(terms: impl IntoIterator<Item = S>) -> QueryTerms {
+        let mut out: Vec<String> = Vec::new();
+        for t in terms {
+            let t = t.into();
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+        QueryTerms { terms: out }
+    }
+
+    /// The terms.
+    #[must_use]
+    pub fn terms(&self) -> &[String] {
+        &self.terms
+    }
+
+    /// Number of terms.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// No terms (the query had no letters or digits).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    /// The position of `term`, if it is a query term.
+    #[must_use]
+    pub fn position(&self, term: &str) -> Option<usize> {
+        self.terms.iter().position(|t| t == term)
+    }
+
+    /// Counts the query terms in a document given as a sequence of canonical tokens.
+    #[must_use]
+    pub fn count_tokens<S: AsRef<str>>(&self, tokens: impl IntoIterator<Item = S>) -> TermCounts {
+        let mut c = TermCounts {
+            tf: vec![0; self.terms.len()],
+            len: 0,
+        };
+        for t in tokens {
+            c.len = c.len.saturating_add(1);
+            if let Some(i) = self.position(t.as_ref()) {
+                c.tf[i] = c.tf[i].saturating_add(1);
+            }
+        }
+        c
+    }
+
+    /// Tokenizes `text` and counts the query terms in it.
+    #[must_use]
+    pub fn count_text(&self, text: &str) -> TermCounts {
+        let mut c = TermCounts {
+            tf: vec![0; self.terms.len()],
+            len: 0,
+        };
+        for_each_token(text, |t| {
+            c.len = c.len.saturating_add(1);
+            if let Some(i) = self.position(t) {
+                c.tf[i] = c.tf[i].saturating_add(1);
+            }
+        });
+        c
+    }
+}
+
+/// Query-term frequencies in one document.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TermCounts {
+    /// Frequency of each query term, in [`QueryTerms::terms`] order.
+    pub tf: Vec<u32>,
+    /// The document's length in tokens.
+    pub len: u32,
+}
+
+impl TermCounts {
+    /// Whether the document satisfies `any` (some term occurs) or `all` (every term does).
+    /// An empty query matches nothing here (no-query browsing is decided by filters alone).
+    #[must_use]
+    pub fn matches(&self, mode: QueryMatch) -> bool {
+        terms_match(self.tf.iter().map(|&n| n > 0), mode)
+    }
+
+    /// Indices of the query terms that occur.
+    pub fn matched(&self) -> impl Iterator<Item = usize> + '_ {
+        self.tf
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(i, _)| i)
+    }
+}
+
+/// `any`: at least one `true`; `all`: at least one and every one `true`.
+#[must_use]
+pub fn terms_match(present: impl IntoIterator<Item = bool>, mode: QueryMatch) -> bool {
+    let mut seen = false;
+    for p in present {
+        match (mode, p) {
+            (QueryMatch::Any, true) => return true,
+            (QueryMatch::All, false) => return false,
+            _ => seen = true,
+        }
+    }
+    mode == QueryMatch::All && seen
+}
+
+/// The query terms present in a vocabulary (a cold digest), in query order, and whether
+/// `mode` is satisfied by presence alone. For `all` this is a candidate, never a proof that
+/// the terms share an entry.
+#[must_use]
+pub fn vocabulary_matches<D: AsRef<[u8]>>(
+    vocabulary: &fst::Set<D>,
+    query: &QueryTerms,
+    mode: QueryMatch,
+) -> (Vec<String>, bool) {
+    let present: Vec<bool> = query
+        .terms()
+        .iter()
+        .map(|t| vocabulary.contains(t))
+        .collect();
+    let matched = query
+        .terms()
+        .iter()
+        .zip(&present)
+        .filter(|(_, &p)| p)
+        .map(|(t, _)| t.clone())
+        .collect();
+    (matched, terms_match(present, mode))
+}
+
+/// Document frequencies, document count and total length over everything searched.
+#[derive(Debug, Clone, Default)]
+pub struct CorpusStats {
+    /// Documents seen.
+    pub docs: u64,
+    /// Total length of the documents seen, in tokens.
+    pub total_len: u64,
+    /// Documents containing each term.
+    pub df: HashMap<String, u64>,
+}
+
+impl CorpusStats {
+    /// Counts one document of `len` tokens containing the query terms with `tf > 0`.
+    pub fn add(&mut self, query: &QueryTerms, counts: &TermCounts) {
+        self.docs += 1;
+        self.total_len += u64::from(counts.len);
+        for i in counts.matched() {
+            if let Some(t) = query.terms().get(i) {
+                *self.df.entry(t.clone()).or_insert(0) += 1;
+            }
+        }
+    }
+
+    /// Adds precomputed statistics (a shard's `N`, total length and `df` of one term).
+    pub fn merge_counts(
+        &mut self,
+        docs: u64,
+        total_len: u64,
+        df: impl IntoIterator<Item = (String, u64)>,
+    ) {
+        self.docs += docs;
+        self.total_len += total_len;
+        for (t, n) in df {
+            *self.df.entry(t).or_insert(0) += n;
+        }
+    }
+
+    /// `df` of a term (0 when unseen).
+    #[must_use]
+    pub fn df(&self, term: &str) -> u64 {
+        self.df.get(term).copied().unwrap_or(0)
+    }
+
+    /// The BM25 parameters of this corpus.
+    #[must_use]
+    pub fn bm25(&self) -> Bm25 {
+        Bm25::new(self.docs, self.total_len)
+    }
+
+    /// The weighted BM25 score of one document.
+    #[must_use]
+    pub fn score(&self, query: &QueryTerms, counts: &TermCounts, weight: f32) -> f32 {
+        let bm = self.bm25();
+        bm.score(
+            weight,
+            counts.len,
+            query
+                .terms()
+                .iter()
+                .zip(&counts.tf)
+                .map(|(t, &tf)| (tf, self.df(t))),
+        )
+    }
+}
+
+/// Text in phrase-normal form with a map back to the original bytes.
+#[derive(Debug, Clone)]
+pub struct NormalizedText {
+    text: String,
+    /// For every byte of `text`, the original byte range it came from; empty when the
+    /// normal form is the original with ASCII letters lowered (same offsets).
+    map: Vec<(u32, u32)>,
+}
+
+impl NormalizedText {
+    /// Normalizes `text` (see the module docs).
+    #[must_use]
+    pub fn new(text: &str) -> NormalizedText {
+        if text.is_ascii() && !has_collapsible_space(text) {
+            return NormalizedText {
+                text: text.to_ascii_lowercase(),
+                map: Vec::new(),
+            };
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut map: Vec<(u32, u32)> = Vec::with_capacity(text.len());
+        let offset = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+        let mut chars = text.char_indices().peekable();
+        while let Some((start, c)) = chars.next() {
+            if c.is_whitespace() {
+                let mut end = start + c.len_utf8();
+                while let Some(&(i, d)) = chars.peek() {
+                    if !d.is_whitespace() {
+                        break;
+                    }
+                    end = i + d.len_utf8();
+                    chars.next();
+                }
+                out.push(' ');
+                map.push((offset(start), offset(end)));
+                continue;
+            }
+            let mut end = start + c.len_utf8();
+            while let Some(&(i, d)) = chars.peek() {
+                if d.is_whitespace()
+                    || unicode_normalization::char::canonical_combining_class(d) == 0
+                {
+                    break;
+                }
+                end = i + d.len_utf8();
+                chars.next();
+            }
+            let before = out.len();
+            for n in nfkc(&text[start..end]).chars() {
+                if n.is_whitespace() {
+                    out.push(' ');
+                } else {
+                    for l in n.to_lowercase() {
+                        out.push(if l == 'ς' { 'σ' } else { l });
+                    }
+                }
+            }
+            for _ in before..out.len() {
+                map.push((offset(start), offset(end)));
+            }
+        }
+        NormalizedText { text: out, map }
+    }
+
+    /// The normalized text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The original byte range of the normalized byte range `r` (widened to whole character
+    /// clusters).
+    #[must_use]
+    pub fn original_range(&self, r: Range<usize>) -> Range<usize> {
+        if self.map.is_empty() || r.is_empty() {
+            return r;
+        }
+        let s = self.map.get(r.start).map_or(0, |m| m.0 as usize);
+        let e = self.map.get(r.end - 1).map_or(s, |m| m.1 as usize);
+        s..e
+    }
+}
+
+fn has_collapsible_space(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.iter().any(|&c| c.is_ascii_whitespace() && c != b' ')
+        || b.windows(2).any(|w| w[0] == b' ' && w[1] == b' ')
+}
+
+/// A phrase query: contiguous, case-insensitive, over normalized text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phrase {
+    needle: String,
+}
+
+impl Phrase {
+    /// The phrase of `query`, normalized and trimmed; `None` when nothing but whitespace.
+    #[must_use]
+    pub fn new(query: &str) -> Option<Phrase> {
+        let n = NormalizedText::new(query);
+        let needle = n.as_str().trim();
+        if needle.is_empty() {
+            None
+        } else {
+            Some(Phrase {
+                needle: needle.to_owned(),
+            })
+        }
+    }
+
+    /// The normalized phrase.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.needle
+    }
+
+    /// Whether `text` contains the phrase.
+    #[must_use]
+    pub fn is_match(&self, text: &str) -> bool {
+        NormalizedText::new(text).as_str().contains(&self.needle)
+    }
+
+    /// Whether already normalized text contains the phrase.
+    #[must_use]
+    pub fn is_match_normalized(&self, text: &NormalizedText) -> bool {
+        text.as_str().contains(&self.needle)
+    }
+
+    /// Non-overlapping matches as byte ranges of the original `text`, at most `max`.
+    #[must_use]
+    pub fn spans(&self, text: &str, max: usize) -> Vec<Range<usize>> {
+        let n = NormalizedText::new(text);
+        n.as_str()
+            .match_indices(&self.needle)
+            .take(max)
+            .map(|(i, m)| n.original_range(i..i + m.len()))
+            .collect()
+    }
+}
+
+/// Byte ranges of the tokens of `text` that are query terms, at most `max`, for highlighting
+/// literal and fuzzy hits.
+#[must_use]
+pub fn term_spans(text: &str, terms: &QueryTerms, max: usize) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    if max == 0 || terms.is_empty() {
+        return out;
+    }
+    // Token boundaries in the original text: runs of term characters. Each run's canonical
+    // token is compared with the query terms.
+    let mut start: Option<usize> = None;
+    let check = |s: usize, e: usize, out: &mut Vec<Range<usize>>| {
+        let mut hit = false;
+        for_each_token(&text[s..e], |t| hit |= terms.position(t).is_some());
+        if hit && out.len() < max {
+            out.push(s..e);
+        }
+    };
+    for (i, c) in text.char_indices() {
+        let term_char = c == '_'
+            || c.is_alphanumeric()
+            || (!c.is_ascii() && unicode_normalization::char::is_combining_mark(c));
+        if term_char {
+            start.get_or_insert(i);
+        } else if let Some(s) = start.take() {
+            check(s, i, &mut out);
+            if out.len() >= max {
+                return out;
+            }
+        }
+    }
+    if let Some(s) = start {
+        check(s, text.len(), &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::single_range_in_vec_init, clippy::reversed_empty_ranges)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_follow_the_table() {
+        use TextClass::*;
+        assert!(provenance_weight(UserText, false) > provenance_weight(ToolInput, false));
+        assert!(provenance_weight(AssistantText, false) > provenance_weight(ToolOutput, false));
+        assert!((provenance_weight(ToolOutput, true) - 1.0).abs() < f32::EPSILON);
+        assert!((provenance_weight(ToolInput, true) - 1.0).abs() < f32::EPSILON);
+        assert!((provenance_weight(Meta, true) - 0.3).abs() < f32::EPSILON);
+        assert!((provenance_weight(Summary, false) - 0.8).abs() < f32::EPSILON);
+        assert!((provenance_weight(Thinking, false) - 0.6).abs() < f32::EPSILON);
+    }
+
+    #[test]
+    fn bm25_values() {
+        let bm = Bm25::new(10, 100);
+        assert!((bm.avg_len - 10.0).abs() < 1e-6);
+        // idf(df=1, N=10) = ln(1 + 9.5/1.5)
+        assert!((bm.idf(1) - (1.0f32 + 9.5 / 1.5).ln()).abs() < 1e-5);
+        assert!(bm.idf(10) > 0.0, "non-negative idf");
+        assert!(bm.idf(1) > bm.idf(5));
+        // tf saturates; shorter documents score higher.
+        assert!(bm.term_score(2, 1, 10) > bm.term_score(1, 1, 10));
+        assert!(bm.term_score(1, 1, 5) > bm.term_score(1, 1, 20));
+        assert_eq!(bm.term_score(0, 1, 10), 0.0);
+        // tf=1, len=avg: idf * 2.2 / 2.2 = idf
+        assert!((bm.term_score(1, 1, 10) - bm.idf(1)).abs() < 1e-5);
+        assert!((bm.score(0.5, 10, [(1, 1)]) - 0.5 * bm.idf(1)).abs() < 1e-5);
+        let empty = Bm25::new(0, 0);
+        assert!(empty.idf(3).is_finite());
+    }
+
+    #[test]
+    fn query_terms_and_counts() {
+        let q = QueryTerms::parse("Fix src/foo.ts fix FOO");
+        assert_eq!(q.terms(), ["fix", "src", "foo", "ts"]);
+        let c = q.count_text("foo bar FOO ts");
+        assert_eq!(c.tf, [0, 0, 2, 1]);
+        assert_eq!(c.len, 4);
+        assert!(c.matches(QueryMatch::Any));
+        assert!(!c.matches(QueryMatch::All));
+        assert_eq!(c.matched().collect::<Vec<_>>(), [2, 3]);
+        let c2 = q.count_tokens(["fix", "src", "foo", "ts", "x"]);
+        assert!(c2.matches(QueryMatch::All));
+        assert_eq!(c2.len, 5);
+        let none = QueryTerms::parse("!!");
+        assert!(none.is_empty());
+        assert!(!none.count_text("x").matches(QueryMatch::Any));
+        assert!(!none.count_text("x").matches(QueryMatch::All));
+        assert_eq!(QueryTerms::from_terms(["a", "b", "a"]).terms(), ["a", "b"]);
+    }
+
+    #[test]
+    fn corpus_stats_rank_rare_terms_higher() {
+        let q = QueryTerms::parse("common rare");
+        let docs = [
+            "common words here",
+            "common again",
+            "common and rare",
+            "nothing",
+        ];
+        let mut stats = CorpusStats::default();
+        let counts: Vec<TermCounts> = docs.iter().map(|d| q.count_text(d)).collect();
+        for c in &counts {
+            stats.add(&q, c);
+        }
+        assert_eq!(stats.docs, 4);
+        assert_eq!(stats.df("common"), 3);
+        assert_eq!(stats.df("rare"), 1);
+        let s: Vec<f32> = counts.iter().map(|c| stats.score(&q, c, 1.0)).collect();
+        assert!(s[2] > s[0] && s[2] > s[1]);
+        assert_eq!(s[3], 0.0);
+        let mut merged = CorpusStats::default();
+        merged.merge_counts(4, 9, [("rare".to_owned(), 1)]);
+        assert_eq!(merged.df("rare"), 1);
+        assert_eq!(merged.bm25().docs, 4);
+    }
+
+    #[test]
+    fn vocabulary_presence() {
+        let v = fst::Set::from_iter(["alpha", "beta", "gamma"]).unwrap();
+        let q = QueryTerms::parse("beta delta alpha");
+        let (m, ok) = vocabulary_matches(&v, &q, QueryMatch::Any);
+        assert_eq!(m, ["beta", "alpha"]);
+        assert!(ok);
+        let (_, ok) = vocabulary_matches(&v, &q, QueryMatch::All);
+        assert!(!ok);
+        let (_, ok) = vocabulary_matches(&v, &QueryTerms::parse("alpha gamma"), QueryMatch::All);
+        assert!(ok);
+    }
+
+    #[test]
+    fn phrase_is_contiguous_case_insensitive() {
+        let p = Phrase::new("  Connection   REFUSED ").unwrap();
+        assert_eq!(p.as_str(), "connection refused");
+        assert!(p.is_match("error: connection refused (os error 111)"));
+        assert!(p.is_match("CONNECTION\n\trefused"));
+        assert!(!p.is_match("refused connection"));
+        assert!(!p.is_match("connection was refused"));
+        assert!(Phrase::new("   ").is_none());
+        assert!(Phrase::new("ＦＯＯ").unwrap().is_match("foo"));
+        assert!(Phrase::new("ΟΔΟΣ").unwrap().is_match("η οδος"));
+        assert!(Phrase::new("café").unwrap().is_match("CAFE\u{301} noir"));
+    }
+
+    #[test]
+    fn phrase_spans_map_to_original_bytes() {
+        let p = Phrase::new("foo bar").unwrap();
+        let t = "x FOO  bar y foo\nbar";
+        let spans = p.spans(t, 10);
+        assert_eq!(spans.len(), 2);
+        assert_eq!(&t[spans[0].clone()], "FOO  bar");
+        assert_eq!(&t[spans[1].clone()], "foo\nbar");
+        let t = "Ｆｏｏ ｂａｒ!";
+        let s = p.spans(t, 10);
+        assert_eq!(&t[s[0].clone()], "Ｆｏｏ ｂａｒ");
+        let t = "ab CAFE\u{301} cd";
+        let s = Phrase::new("café").unwrap().spans(t, 10);
+        assert_eq!(&t[s[0].clone()], "CAFE\u{301}");
+        assert_eq!(p.spans("foo bar foo bar", 1).len(), 1);
+    }
+
+    #[test]
+    fn term_spans_find_query_tokens() {
+        let q = QueryTerms::parse("foo ts");
+        let t = "src/Foo.ts and foobar";
+        let s = term_spans(t, &q, 10);
+        let words: Vec<&str> = s.iter().map(|r| &t[r.clone()]).collect();
+        assert_eq!(words, ["Foo", "ts"]);
+        assert_eq!(term_spans(t, &q, 1).len(), 1);
+        assert!(term_spans(t, &QueryTerms::default(), 5).is_empty());
+        let t = "ＦＯＯ!";
+        assert_eq!(term_spans(t, &q, 5), [0..t.len() - 1]);
+    }
+}

@@ -1,0 +1,1242 @@
+//! The JSON shapes of the query API: requests, calls, pages, hits and coverage.
+//!
+//! Field names are camelCase exactly as `docs/product.md` names them; requests refuse
+//! unknown fields. [`RecallRequest::from_json`], [`ExpandRequest::from_json`] and
+//! [`Call::from_json`] turn JSON into a request and report a stable [`ErrorCode`]:
+//! `invalid_query_mode` and `invalid_scope` for those two fields, `invalid_request` for any
+//! other shape error, then `validate` checks values (`invalid_time`,
+//! `index_out_of_bounds`, ...). A [`Call`] (`follow` of a hit, `next` of a page) is passed
+//! back unchanged: it round-trips through serde as the same JSON value (`args` is kept as
+//! an opaque value, unknown fields included; object keys may come back reordered).
+
+use std::fmt;
+
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{json, Value};
+use sessiondex_source::util::parse_rfc3339_ms;
+use sessiondex_source::{Branches, Outcome};
+
+use crate::error::{Error, ErrorCode};
+use crate::snippet::Snippet;
+
+/// Default `pageSize`.
+pub const DEFAULT_PAGE_SIZE: u32 = 10;
+/// Largest `pageSize`.
+pub const MAX_PAGE_SIZE: u32 = 100;
+/// Default and largest `maxChars` of an expansion.
+pub const DEFAULT_MAX_CHARS: u32 = 20_000;
+
+/// How the query text is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueryMode {
+    /// Canonical terms ranked by BM25 (the default).
+    #[default]
+    Literal,
+    /// One contiguous, case-insensitive phrase over normalized text.
+    Phrase,
+    /// A bounded DFA regex (explicit opt-in).
+    Regex,
+    /// Canonical terms, each expanded to vocabulary terms within a small edit distance.
+    Fuzzy,
+}
+
+impl QueryMode {
+    /// The stable name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryMode::Literal => "literal",
+            QueryMode::Phrase => "phrase",
+            QueryMode::Regex => "regex",
+            QueryMode::Fuzzy => "fuzzy",
+        }
+    }
+
+    /// Parses a stable name.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<QueryMode> {
+        [
+            QueryMode::Literal,
+            QueryMode::Phrase,
+            QueryMode::Regex,
+            QueryMode::Fuzzy,
+        ]
+        .into_iter()
+        .find(|m| m.as_str() == s)
+    }
+}
+
+/// Whether one query term suffices or every term must occur in one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueryMatch {
+    /// At least one term (the default).
+    #[default]
+    Any,
+    /// Every term, in one entry.
+    All,
+}
+
+/// Which sessions a recall searches.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// The current session, or the newest session of `cwd`.
+    Session,
+    /// Every session of `cwd`'s project.
+    Project,
+    /// Every indexed session; never a default.
+    Global,
+    /// One session by id or path: `session:<id-or-path>`.
+    Explicit(String),
+}
+
+impl Scope {
+    /// Parses `session`, `project`, `global` or `session:<id-or-path>` (non-empty).
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Scope> {
+        match s {
+            "session" => Some(Scope::Session),
+            "project" => Some(Scope::Project),
+            "global" => Some(Scope::Global),
+            _ => {
+                let rest = s.strip_prefix("session:")?;
+                (!rest.trim().is_empty()).then(|| Scope::Explicit(rest.to_owned()))
+            }
+        }
+    }
+
+    /// Whether the scope names one session (`session` or `session:<...>`).
+    #[must_use]
+    pub fn is_single_session(&self) -> bool {
+        matches!(self, Scope::Session | Scope::Explicit(_))
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::Session => f.write_str("session"),
+            Scope::Project => f.write_str("project"),
+            Scope::Global => f.write_str("global"),
+            Scope::Explicit(s) => write!(f, "session:{s}"),
+        }
+    }
+}
+
+impl Serialize for Scope {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Scope {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Scope::parse(&s).ok_or_else(|| de::Error::custom(format_args!("invalid scope `{s}`")))
+    }
+}
+
+/// A `recall` request.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecallRequest {
+    /// The query text; absent or empty: typed fields alone decide membership.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// How `query` is read (default `literal`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_mode: Option<QueryMode>,
+    /// `any` (default) or `all` terms in one entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_match: Option<QueryMatch>,
+    /// Which sessions; absent: the engine's default (`project`), never `global`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
+    /// The working directory that `session` and `project` resolve against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// `active` (default) or `all` branches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branches: Option<Branches>,
+    /// Exact role filter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Exact tool name filter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// Exact tool reference filter (`omp.grep`).
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// Exact provider filter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// Exact action filter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// Exact outcome filter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// Entries at or after this time (RFC 3339 or `YYYY-MM-DD`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// Entries at or before this time (RFC 3339, or `YYYY-MM-DD` for the whole day).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
+    /// Inclusive `[first, last]` entry indices of one session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_range: Option<[i64; 2]>,
+    /// Hits per page (default 10, at most 100); the page stays under its JSON bound anyway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<u32>,
+    /// Position of the page's first hit in the ranked stream (set by `next`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    /// Integrity binding of a single-session call: the source's SHA-256.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_hash: Option<String>,
+    /// Integrity binding of a single-session call: the selected lineage's fingerprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage_fingerprint: Option<String>,
+}
+
+/// A validated recall: the request plus its parsed values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidRecall {
+    /// The request as given.
+    pub request: RecallRequest,
+    /// The trimmed query, `None` when absent or blank.
+    pub query: Option<String>,
+    /// The query mode.
+    pub mode: QueryMode,
+    /// The term matching.
+    pub matching: QueryMatch,
+    /// The scope (default `project`).
+    pub scope: Scope,
+    /// The branch selection.
+    pub branches: Branches,
+    /// `since` in Unix milliseconds.
+    pub since_ms: Option<i64>,
+    /// `until` in Unix milliseconds, inclusive (a bare date covers its whole day).
+    pub until_ms: Option<i64>,
+    /// The inclusive entry range.
+    pub entry_range: Option<(usize, usize)>,
+    /// Hits per page.
+    pub page_size: u32,
+    /// First hit's position.
+    pub offset: u64,
+    /// Structural filters ask for operations (tool I/O is not discounted).
+    pub operations_requested: bool,
+}
+
+fn invalid(code: ErrorCode, msg: impl Into<String>, field: &str) -> Error {
+    Error::new(code, msg).with_details(json!({ "field": field }))
+}
+
+fn parse_time(field: &str, s: &str, end_of_day: bool) -> Result<i64, Error> {
+    let ms = parse_rfc3339_ms(s).ok_or_else(|| {
+        invalid(
+            ErrorCode::InvalidTime,
+            format!("`{field}` is not an RFC 3339 time or a YYYY-MM-DD date: `{s}`"),
+            field,
+        )
+    })?;
+    if end_of_day && s.trim().len() == 10 {
+        Ok(ms + 86_400_000 - 1)
+    } else {
+        Ok(ms)
+    }
+}
+
+fn index(field: &str, v: i64) -> Result<usize, Error> {
+    usize::try_from(v).map_err(|_| {
+        Error::new(
+            ErrorCode::IndexOutOfBounds,
+            format!("`{field}` has a negative index {v}"),
+        )
+        .with_details(json!({ "field": field, "index": v }))
+    })
+}
+
+fn shape_error(e: &serde_json::Error) -> Error {
+    Error::new(ErrorCode::InvalidRequest, format!("invalid request: {e}"))
+}
+
+fn check_enum_field(
+    v: &Value,
+    field: &str,
+    ok: impl Fn(&str) -> bool,
+    code: ErrorCode,
+) -> Result<(), Error> {
+    match v.get(field) {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(s)) if ok(s) => Ok(()),
+        Some(other) => Err(invalid(code, format!("invalid `{field}`: {other}"), field)),
+    }
+}
+
+impl RecallRequest {
+    /// Parses a request from JSON, with the error codes of the module docs.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_query_mode`, `invalid_scope` or `invalid_request`.
+    pub fn from_json(v: &Value) -> Result<RecallRequest, Error> {
+        if !v.is_object() {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "a recall request is a JSON object",
+            ));
+        }
+        check_enum_field(
+            v,
+            "queryMode",
+            |s| QueryMode::parse(s).is_some(),
+            ErrorCode::InvalidQueryMode,
+        )?;
+        check_enum_field(
+            v,
+            "scope",
+            |s| Scope::parse(s).is_some(),
+            ErrorCode::InvalidScope,
+        )?;
+        RecallRequest::deserialize(v).map_err(|e| shape_error(&e))
+    }
+
+    /// Checks values and parses times.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_query_mode` (phrase, regex or fuzzy without a query), `invalid_time`,
+    /// `index_out_of_bounds` (a negative `entryRange` endpoint), `invalid_request` (an
+    /// inverted `entryRange`, `entryRange` outside a single-session scope, a `pageSize` out
+    /// of 1..=100).
+    pub fn validate(self) -> Result<ValidRecall, Error> {
+        let query = self
+            .query
+            .as_deref()
+            .map(str::trim)
+            .filter(|q| !q.is_empty())
+            .map(str::to_owned);
+        let mode = self.query_mode.unwrap_or_default();
+        if query.is_none() && mode != QueryMode::Literal {
+            return Err(invalid(
+                ErrorCode::InvalidQueryMode,
+                format!("queryMode `{}` needs a query", mode.as_str()),
+                "queryMode",
+            ));
+        }
+        let since_ms = self
+            .since
+            .as_deref()
+            .map(|s| parse_time("since", s, false))
+            .transpose()?;
+        let until_ms = self
+            .until
+            .as_deref()
+            .map(|s| parse_time("until", s, true))
+            .transpose()?;
+        if let (Some(a), Some(b)) = (since_ms, until_ms) {
+            if a > b {
+                return Err(invalid(
+                    ErrorCode::InvalidTime,
+                    "`since` is after `until`",
+                    "since",
+                ));
+            }
+        }
+        let scope = self.scope.clone().unwrap_or(Scope::Project);
+        let entry_range = match self.entry_range {
+            None => None,
+            Some([a, b]) => {
+                if !scope.is_single_session() {
+                    return Err(invalid(
+                        ErrorCode::InvalidRequest,
+                        "`entryRange` needs a single-session scope (`session` or `session:<id-or-path>`)",
+                        "entryRange",
+                    ));
+                }
+                let (a, b) = (index("entryRange", a)?, index("entryRange", b)?);
+                if a > b {
+                    return Err(invalid(
+                        ErrorCode::InvalidRequest,
+                        format!("`entryRange` [{a}, {b}] is inverted"),
+                        "entryRange",
+                    ));
+                }
+                Some((a, b))
+            }
+        };
+        let page_size = self.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
+        if !(1..=MAX_PAGE_SIZE).contains(&page_size) {
+            return Err(invalid(
+                ErrorCode::InvalidRequest,
+                format!("`pageSize` must be 1..={MAX_PAGE_SIZE}, not {page_size}"),
+                "pageSize",
+            ));
+        }
+        let operations_requested = self.tool.is_some()
+            || self.reference.is_some()
+            || self.provider.is_some()
+            || self.action.is_some()
+            || self.outcome.is_some()
+            || self.role.as_deref() == Some("tool");
+        Ok(ValidRecall {
+            query,
+            mode,
+            matching: self.query_match.unwrap_or_default(),
+            scope,
+            branches: self.branches.unwrap_or_default(),
+            since_ms,
+            until_ms,
+            entry_range,
+            page_size,
+            offset: self.offset.unwrap_or(0),
+            operations_requested,
+            request: self,
+        })
+    }
+}
+
+/// An `expand` request.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpandRequest {
+    /// The session id or path.
+    pub session: String,
+    /// Entry indices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indices: Option<Vec<i64>>,
+    /// Stable entry ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_ids: Option<Vec<String>>,
+    /// Operation addresses (`<entryId>/<k>`); `operationAddresses` is accepted too.
+    #[serde(
+        default,
+        alias = "operationAddresses",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub addresses: Option<Vec<String>>,
+    /// An inclusive `[first, last]` index range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<[i64; 2]>,
+    /// Entries of context before the one anchor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<u32>,
+    /// Entries of context after the one anchor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<u32>,
+    /// Bound on the response's text, in characters (default and at most 20,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u32>,
+    /// Integrity binding: the source's SHA-256.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_hash: Option<String>,
+    /// Integrity binding: the selected lineage's fingerprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage_fingerprint: Option<String>,
+    /// `active` (default) or `all` branches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branches: Option<Branches>,
+    /// Character offset into the first selected entry's text (chunk continuation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_offset: Option<u64>,
+}
+
+/// What an expansion selects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selector {
+    /// Entry indices.
+    Indices(Vec<usize>),
+    /// Stable entry ids.
+    EntryIds(Vec<String>),
+    /// Operation addresses.
+    Addresses(Vec<String>),
+    /// An inclusive index range.
+    Range(usize, usize),
+}
+
+/// A validated expansion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidExpand {
+    /// The request as given.
+    pub request: ExpandRequest,
+    /// The selection.
+    pub selector: Selector,
+    /// Context before the anchor.
+    pub before: usize,
+    /// Context after the anchor.
+    pub after: usize,
+    /// Bound on the response's text, in characters.
+    pub max_chars: usize,
+    /// The branch selection.
+    pub branches: Branches,
+    /// Character offset into the first entry's text.
+    pub text_offset: u64,
+}
+
+impl ExpandRequest {
+    /// Parses a request from JSON.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_request` for a shape error.
+    pub fn from_json(v: &Value) -> Result<ExpandRequest, Error> {
+        if !v.is_object() {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "an expand request is a JSON object",
+            ));
+        }
+        ExpandRequest::deserialize(v).map_err(|e| shape_error(&e))
+    }
+
+    /// Checks values: exactly one non-empty selector; `before`/`after` only around exactly
+    /// one anchor; `maxChars` in 1..=20,000.
+    ///
+    /// # Errors
+    ///
+    /// `index_out_of_bounds` for a negative index (never clamped), `invalid_request`
+    /// otherwise.
+    pub fn validate(self) -> Result<ValidExpand, Error> {
+        if self.session.trim().is_empty() {
+            return Err(invalid(
+                ErrorCode::InvalidRequest,
+                "`session` is empty",
+                "session",
+            ));
+        }
+        let mut selectors = Vec::new();
+        if let Some(v) = &self.indices {
+            let ix = v
+                .iter()
+                .map(|&i| index("indices", i))
+                .collect::<Result<Vec<_>, _>>()?;
+            selectors.push(("indices", Selector::Indices(ix), v.len()));
+        }
+        if let Some(v) = &self.entry_ids {
+            selectors.push(("entryIds", Selector::EntryIds(v.clone()), v.len()));
+        }
+        if let Some(v) = &self.addresses {
+            selectors.push(("addresses", Selector::Addresses(v.clone()), v.len()));
+        }
+        if let Some([a, b]) = self.range {
+            let (a, b) = (index("range", a)?, index("range", b)?);
+            if a > b {
+                return Err(invalid(
+                    ErrorCode::InvalidRequest,
+                    format!("`range` [{a}, {b}] is inverted"),
+                    "range",
+                ));
+            }
+            selectors.push(("range", Selector::Range(a, b), b - a + 1));
+        }
+        if selectors.len() != 1 {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "give exactly one of `indices`, `entryIds`, `addresses`, `range`",
+            ));
+        }
+        let Some((field, selector, count)) = selectors.pop() else {
+            return Err(Error::new(ErrorCode::InvalidRequest, "no selector"));
+        };
+        if count == 0 {
+            return Err(invalid(
+                ErrorCode::InvalidRequest,
+                format!("`{field}` is empty"),
+                field,
+            ));
+        }
+        let context = self.before.unwrap_or(0) > 0 || self.after.unwrap_or(0) > 0;
+        if context && (count != 1 || matches!(selector, Selector::Range(..))) {
+            return Err(invalid(
+                ErrorCode::InvalidRequest,
+                "`before`/`after` need exactly one anchor (one index, entry id or address)",
+                "before",
+            ));
+        }
+        let max_chars = self.max_chars.unwrap_or(DEFAULT_MAX_CHARS);
+        if !(1..=DEFAULT_MAX_CHARS).contains(&max_chars) {
+            return Err(invalid(
+                ErrorCode::InvalidRequest,
+                format!("`maxChars` must be 1..={DEFAULT_MAX_CHARS}, not {max_chars}"),
+                "maxChars",
+            ));
+        }
+        Ok(ValidExpand {
+            selector,
+            before: self.before.unwrap_or(0) as usize,
+            after: self.after.unwrap_or(0) as usize,
+            max_chars: max_chars as usize,
+            branches: self.branches.unwrap_or_default(),
+            text_offset: self.text_offset.unwrap_or(0),
+            request: self,
+        })
+    }
+}
+
+/// The target of a [`Call`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallRef {
+    /// `recall`.
+    Recall,
+    /// `expand`.
+    Expand,
+}
+
+impl CallRef {
+    /// `recall` or `expand`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallRef::Recall => "recall",
+            CallRef::Expand => "expand",
+        }
+    }
+}
+
+/// A complete call (`follow` of a hit, `next` of a page) that the caller passes back
+/// unchanged: `{"ref": "recall" | "expand", "args": {...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Call {
+    /// `recall` or `expand`.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// The request, exactly as it will be run.
+    pub args: Value,
+}
+
+impl Call {
+    /// A `recall` call.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_request` if the request does not serialize (it always does).
+    pub fn recall(req: &RecallRequest) -> Result<Call, Error> {
+        Ok(Call {
+            reference: CallRef::Recall.as_str().to_owned(),
+            args: serde_json::to_value(req).map_err(|e| shape_error(&e))?,
+        })
+    }
+
+    /// An `expand` call.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_request` if the request does not serialize (it always does).
+    pub fn expand(req: &ExpandRequest) -> Result<Call, Error> {
+        Ok(Call {
+            reference: CallRef::Expand.as_str().to_owned(),
+            args: serde_json::to_value(req).map_err(|e| shape_error(&e))?,
+        })
+    }
+
+    /// Parses a call from JSON.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_call` unless it is `{"ref", "args"}` with a known `ref` and object `args`.
+    pub fn from_json(v: &Value) -> Result<Call, Error> {
+        let call = Call::deserialize(v)
+            .map_err(|e| Error::new(ErrorCode::InvalidCall, format!("invalid call: {e}")))?;
+        call.target()?;
+        if !call.args.is_object() {
+            return Err(Error::new(
+                ErrorCode::InvalidCall,
+                "a call's `args` is a JSON object",
+            ));
+        }
+        Ok(call)
+    }
+
+    /// Which operation the call runs.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_call` for an unknown `ref`.
+    pub fn target(&self) -> Result<CallRef, Error> {
+        match self.reference.as_str() {
+            "recall" => Ok(CallRef::Recall),
+            "expand" => Ok(CallRef::Expand),
+            other => Err(Error::new(
+                ErrorCode::InvalidCall,
+                format!("unknown call ref `{other}` (expected `recall` or `expand`)"),
+            )
+            .with_details(json!({ "ref": other }))),
+        }
+    }
+
+    /// The `recall` request of a `recall` call; errors of the arguments keep their codes.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_call` for another `ref`, else those of [`RecallRequest::from_json`].
+    pub fn recall_request(&self) -> Result<RecallRequest, Error> {
+        match self.target()? {
+            CallRef::Recall => RecallRequest::from_json(&self.args),
+            CallRef::Expand => Err(Error::new(ErrorCode::InvalidCall, "not a recall call")),
+        }
+    }
+
+    /// The `expand` request of an `expand` call.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_call` for another `ref`, else those of [`ExpandRequest::from_json`].
+    pub fn expand_request(&self) -> Result<ExpandRequest, Error> {
+        match self.target()? {
+            CallRef::Expand => ExpandRequest::from_json(&self.args),
+            CallRef::Recall => Err(Error::new(ErrorCode::InvalidCall, "not an expand call")),
+        }
+    }
+}
+
+/// Stable coverage reason codes produced by the query engine (index and source readers add
+/// their own: `max_entry_chars`, `duplicate_entry_id`, ...).
+pub mod reason {
+    /// More than 50,000 filtered hot entries.
+    pub const CANDIDATE_ENTRY_BUDGET: &str = "candidate_entry_budget";
+    /// More than 10,000 cold digests.
+    pub const CANDIDATE_DIGEST_BUDGET: &str = "candidate_digest_budget";
+    /// More than 10,000 ranked items.
+    pub const CANDIDATE_ITEM_BUDGET: &str = "candidate_item_budget";
+    /// `queryMatch: all` on a cold session: the vocabulary cannot prove one entry has all terms.
+    pub const COLD_ALL_REQUIRES_HYDRATION: &str = "cold_all_requires_hydration";
+    /// A phrase on a cold session: the vocabulary cannot prove adjacency.
+    pub const COLD_PHRASE_REQUIRES_HYDRATION: &str = "cold_phrase_requires_hydration";
+    /// A query plus structural filters on a cold session: not provably the same entry.
+    pub const COLD_STRUCTURAL_FILTER_REQUIRES_HYDRATION: &str =
+        "cold_structural_filter_requires_hydration";
+    /// A regex that can match across token boundaries: cold vocabularies cannot see it.
+    pub const COLD_REGEX_SPANS_TOKENS: &str = "cold_regex_spans_tokens";
+    /// The regex haystack byte budget ran out.
+    pub const REGEX_HAYSTACK_BUDGET: &str = "regex_haystack_budget";
+    /// A fuzzy term had more expansions than the cap.
+    pub const FUZZY_EXPANSION_LIMIT: &str = "fuzzy_expansion_limit";
+}
+
+/// Whether an empty result is authoritative, and why not.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Coverage {
+    /// Every eligible session was searched completely: an empty result is authoritative.
+    pub complete: bool,
+    /// Sessions whose index was searched.
+    pub indexed_sessions: u64,
+    /// Sessions the scope selects.
+    pub eligible_sessions: u64,
+    /// Sessions whose index is older than their source.
+    pub stale_sessions: u64,
+    /// Sessions whose index or search is incomplete.
+    pub incomplete_sessions: u64,
+    /// Stable reason codes, sorted, unique.
+    pub reasons: Vec<String>,
+    /// An error that cut the search short.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<Error>,
+}
+
+impl Coverage {
+    /// Complete coverage of no sessions yet.
+    #[must_use]
+    pub fn complete() -> Coverage {
+        Coverage {
+            complete: true,
+            ..Coverage::default()
+        }
+    }
+
+    /// Adds a reason (kept sorted and unique) and marks coverage incomplete.
+    pub fn add_reason(&mut self, reason: &str) {
+        self.complete = false;
+        if let Err(i) = self.reasons.binary_search_by(|r| r.as_str().cmp(reason)) {
+            self.reasons.insert(i, reason.to_owned());
+        }
+    }
+
+    /// Sets the error and marks coverage incomplete.
+    pub fn set_error(&mut self, error: Error) {
+        self.complete = false;
+        self.error = Some(error);
+    }
+
+    /// Adds another coverage's counts and reasons.
+    pub fn merge(&mut self, other: &Coverage) {
+        self.complete &= other.complete;
+        self.indexed_sessions += other.indexed_sessions;
+        self.eligible_sessions += other.eligible_sessions;
+        self.stale_sessions += other.stale_sessions;
+        self.incomplete_sessions += other.incomplete_sessions;
+        for r in &other.reasons {
+            self.add_reason(r);
+        }
+        if self.error.is_none() {
+            self.error.clone_from(&other.error);
+        }
+    }
+}
+
+/// The kind of a hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HitKind {
+    /// An exact entry (hot, or a hydrated session).
+    Entry,
+    /// A cold session candidate; its `follow` hydrates the session.
+    Session,
+}
+
+/// A structural entry of a cold session that matched the filters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StructuralEntry {
+    /// The entry's index.
+    pub index: u64,
+    /// The entry id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_id: Option<String>,
+    /// The operation address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation_address: Option<String>,
+}
+
+/// One ranked result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Hit {
+    /// `entry` or `session`.
+    pub kind: HitKind,
+    /// The session id.
+    pub session_id: String,
+    /// The session's source file.
+    pub file: String,
+    /// The entry id (entry hits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_id: Option<String>,
+    /// The entry index (entry hits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u64>,
+    /// The operation address of a tool call record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation_address: Option<String>,
+    /// The role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The outcome of a tool call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// The entry's timestamp, or the session's last timestamp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    /// The ranking score.
+    pub score: f64,
+    /// A bounded excerpt with highlights (entry hits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<Snippet>,
+    /// Query terms found in a cold session's vocabulary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matched_terms: Vec<String>,
+    /// Structural entries of a cold session that matched the filters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matched_structural_entries: Vec<StructuralEntry>,
+    /// The one call to pass back unchanged: `expand` for entries, `recall` for sessions.
+    pub follow: Call,
+}
+
+/// One page of a recall.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Page {
+    /// Retained hits before paging (entry hits plus session candidates).
+    pub total: u64,
+    /// This page's hits.
+    pub hits: Vec<Hit>,
+    /// The call for the following page, or null.
+    pub next: Option<Call>,
+    /// Coverage of the search.
+    pub coverage: Coverage,
+    /// The error of a failed call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<Error>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recall(v: Value) -> Result<ValidRecall, Error> {
+        RecallRequest::from_json(&v)?.validate()
+    }
+
+    fn code(r: Result<impl std::fmt::Debug, Error>) -> ErrorCode {
+        r.unwrap_err().code
+    }
+
+    #[test]
+    fn recall_defaults() {
+        let r = recall(json!({"query": " timeout "})).unwrap();
+        assert_eq!(r.query.as_deref(), Some("timeout"));
+        assert_eq!(r.mode, QueryMode::Literal);
+        assert_eq!(r.matching, QueryMatch::Any);
+        assert_eq!(r.scope, Scope::Project);
+        assert_eq!(r.branches, Branches::Active);
+        assert_eq!(r.page_size, DEFAULT_PAGE_SIZE);
+        assert_eq!(r.offset, 0);
+        assert!(!r.operations_requested);
+        let r = recall(json!({})).unwrap();
+        assert!(r.query.is_none());
+    }
+
+    #[test]
+    fn recall_every_field() {
+        let v = json!({
+            "query": "a b", "queryMode": "fuzzy", "queryMatch": "all",
+            "scope": "session:abc-123", "cwd": "/w", "branches": "all",
+            "role": "assistant", "tool": "bash", "ref": "omp.grep", "provider": "omp",
+            "action": "grep", "outcome": "timed_out", "since": "2025-01-01",
+            "until": "2025-01-02T03:04:05Z", "entryRange": [2, 5], "pageSize": 20,
+            "offset": 40, "sourceHash": "ab", "lineageFingerprint": "cd"
+        });
+        let req = RecallRequest::from_json(&v).unwrap();
+        assert_eq!(serde_json::to_value(&req).unwrap(), v, "round trip");
+        let r = req.validate().unwrap();
+        assert_eq!(r.mode, QueryMode::Fuzzy);
+        assert_eq!(r.matching, QueryMatch::All);
+        assert_eq!(r.scope, Scope::Explicit("abc-123".into()));
+        assert_eq!(r.entry_range, Some((2, 5)));
+        assert_eq!(r.since_ms, Some(1_735_689_600_000));
+        assert_eq!(r.until_ms, Some(1_735_787_045_000));
+        assert!(r.operations_requested);
+        assert_eq!(r.request.outcome, Some(Outcome::TimedOut));
+    }
+
+    #[test]
+    fn recall_errors() {
+        assert_eq!(
+            code(recall(json!({"queryMode": "semantic", "query": "x"}))),
+            ErrorCode::InvalidQueryMode
+        );
+        assert_eq!(
+            code(recall(json!({"queryMode": "regex"}))),
+            ErrorCode::InvalidQueryMode
+        );
+        assert_eq!(
+            code(recall(json!({"scope": "everything"}))),
+            ErrorCode::InvalidScope
+        );
+        assert_eq!(
+            code(recall(json!({"scope": "session:"}))),
+            ErrorCode::InvalidScope
+        );
+        assert_eq!(code(recall(json!({"scope": 3}))), ErrorCode::InvalidScope);
+        assert_eq!(code(recall(json!({"bogus": 1}))), ErrorCode::InvalidRequest);
+        assert_eq!(
+            code(recall(json!({"outcome": "exploded"}))),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(code(recall(json!({"query": 5}))), ErrorCode::InvalidRequest);
+        assert_eq!(code(recall(json!([1]))), ErrorCode::InvalidRequest);
+        assert_eq!(
+            code(recall(json!({"since": "yesterday"}))),
+            ErrorCode::InvalidTime
+        );
+        assert_eq!(
+            code(recall(
+                json!({"since": "2025-02-01", "until": "2025-01-01"})
+            )),
+            ErrorCode::InvalidTime
+        );
+        assert_eq!(
+            code(recall(json!({"scope": "session", "entryRange": [-1, 3]}))),
+            ErrorCode::IndexOutOfBounds
+        );
+        assert_eq!(
+            code(recall(json!({"scope": "session", "entryRange": [4, 3]}))),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(
+            code(recall(json!({"scope": "project", "entryRange": [1, 3]}))),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(
+            code(recall(json!({"pageSize": 0}))),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(
+            code(recall(json!({"pageSize": 101}))),
+            ErrorCode::InvalidRequest
+        );
+        let e = recall(json!({"since": "nope"})).unwrap_err();
+        assert_eq!(e.details.unwrap()["field"], "since");
+    }
+
+    #[test]
+    fn until_date_covers_the_day() {
+        let r = recall(json!({"since": "2025-01-01", "until": "2025-01-01"})).unwrap();
+        assert_eq!(r.until_ms.unwrap() - r.since_ms.unwrap(), 86_399_999);
+    }
+
+    #[test]
+    fn expand_validation() {
+        let ok = |v: Value| ExpandRequest::from_json(&v).and_then(ExpandRequest::validate);
+        let e = ok(json!({"session": "s", "indices": [3], "before": 2, "after": 1})).unwrap();
+        assert_eq!(e.selector, Selector::Indices(vec![3]));
+        assert_eq!((e.before, e.after, e.max_chars), (2, 1, 20_000));
+        let e = ok(json!({"session": "s", "operationAddresses": ["e1/0"]})).unwrap();
+        assert_eq!(e.selector, Selector::Addresses(vec!["e1/0".into()]));
+        let e = ok(
+            json!({"session": "s", "range": [0, 4], "maxChars": 100, "textOffset": 7,
+                          "sourceHash": "h", "lineageFingerprint": "l", "branches": "all"}),
+        )
+        .unwrap();
+        assert_eq!(e.selector, Selector::Range(0, 4));
+        assert_eq!(e.text_offset, 7);
+        assert_eq!(e.branches, Branches::All);
+        assert_eq!(code(ok(json!({"session": "s"}))), ErrorCode::InvalidRequest);
+        assert_eq!(
+            code(ok(json!({"session": "", "indices": [1]}))),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(
+            code(ok(
+                json!({"session": "s", "indices": [1], "entryIds": ["a"]})
+            )),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(
+            code(ok(json!({"session": "s", "indices": []}))),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(
+            code(ok(json!({"session": "s", "indices": [-1]}))),
+            ErrorCode::IndexOutOfBounds
+        );
+        assert_eq!(
+            code(ok(json!({"session": "s", "range": [-2, 1]}))),
+            ErrorCode::IndexOutOfBounds
+        );
+        assert_eq!(
+            code(ok(json!({"session": "s", "range": [3, 1]}))),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(
+            code(ok(json!({"session": "s", "indices": [1, 2], "before": 1}))),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(
+            code(ok(json!({"session": "s", "range": [1, 1], "after": 1}))),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(
+            code(ok(
+                json!({"session": "s", "indices": [1], "maxChars": 20001})
+            )),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(
+            code(ok(json!({"session": "s", "indices": [1], "maxChars": 0}))),
+            ErrorCode::InvalidRequest
+        );
+        assert_eq!(
+            code(ok(json!({"session": "s", "indices": [1], "x": 0}))),
+            ErrorCode::InvalidRequest
+        );
+    }
+
+    #[test]
+    fn calls_round_trip_unchanged() {
+        let text = r#"{"ref":"recall","args":{"scope":"session:/tmp/a b.jsonl","query":"x","sourceHash":"00ff","lineageFingerprint":"11","offset":10,"unknownLater":{"k":[1,2]}}}"#;
+        let v: Value = serde_json::from_str(text).unwrap();
+        let call = Call::from_json(&v).unwrap();
+        assert_eq!(serde_json::to_value(&call).unwrap(), v);
+        let again: Value = serde_json::from_str(&serde_json::to_string(&call).unwrap()).unwrap();
+        assert_eq!(again, v);
+        assert_eq!(call.target().unwrap(), CallRef::Recall);
+        // The args carry an unknown field: running the call refuses it, the call itself
+        // still round-trips untouched.
+        assert_eq!(code(call.recall_request()), ErrorCode::InvalidRequest);
+        assert_eq!(code(call.expand_request()), ErrorCode::InvalidCall);
+
+        let req = ExpandRequest {
+            session: "s".into(),
+            indices: Some(vec![4]),
+            source_hash: Some("h".into()),
+            ..ExpandRequest::default()
+        };
+        let call = Call::expand(&req).unwrap();
+        let back: Call = serde_json::from_str(&serde_json::to_string(&call).unwrap()).unwrap();
+        assert_eq!(back.expand_request().unwrap(), req);
+        assert_eq!(
+            serde_json::to_value(&call).unwrap(),
+            json!({"ref": "expand", "args": {"session": "s", "indices": [4], "sourceHash": "h"}})
+        );
+        let r = RecallRequest {
+            query: Some("q".into()),
+            ..RecallRequest::default()
+        };
+        assert_eq!(Call::recall(&r).unwrap().recall_request().unwrap(), r);
+    }
+
+    #[test]
+    fn bad_calls() {
+        assert_eq!(
+            code(Call::from_json(&json!({"ref": "walk", "args": {}}))),
+            ErrorCode::InvalidCall
+        );
+        assert_eq!(
+            code(Call::from_json(&json!({"ref": "recall"}))),
+            ErrorCode::InvalidCall
+        );
+        assert_eq!(
+            code(Call::from_json(&json!({"ref": "recall", "args": 1}))),
+            ErrorCode::InvalidCall
+        );
+        assert_eq!(
+            code(Call::from_json(
+                &json!({"ref": "recall", "args": {}, "x": 1})
+            )),
+            ErrorCode::InvalidCall
+        );
+        assert_eq!(
+            code(
+                Call::from_json(&json!({"ref": "recall", "args": {"scope": "nowhere"}}))
+                    .unwrap()
+                    .recall_request()
+            ),
+            ErrorCode::InvalidScope
+        );
+    }
+
+    #[test]
+    fn coverage_reasons_and_merge() {
+        let mut c = Coverage::complete();
+        assert!(c.complete);
+        c.add_reason(reason::CANDIDATE_ITEM_BUDGET);
+        c.add_reason(reason::COLD_ALL_REQUIRES_HYDRATION);
+        c.add_reason(reason::CANDIDATE_ITEM_BUDGET);
+        assert!(!c.complete);
+        assert_eq!(
+            c.reasons,
+            ["candidate_item_budget", "cold_all_requires_hydration"]
+        );
+        let mut total = Coverage::complete();
+        total.indexed_sessions = 1;
+        total.merge(&c);
+        assert!(!total.complete);
+        assert_eq!(total.reasons.len(), 2);
+        let mut ok = Coverage::complete();
+        ok.merge(&Coverage::complete());
+        assert!(ok.complete);
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            v,
+            json!({"complete": false, "indexedSessions": 0, "eligibleSessions": 0,
+                   "staleSessions": 0, "incompleteSessions": 0,
+                   "reasons": ["candidate_item_budget", "cold_all_requires_hydration"]})
+        );
+        c.set_error(Error::new(ErrorCode::RegexTooLarge, "big"));
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            v["error"],
+            json!({"code": "regex_too_large", "message": "big"})
+        );
+        assert_eq!(serde_json::from_value::<Coverage>(v).unwrap(), c);
+    }
+
+    #[test]
+    fn page_and_hit_json_names() {
+        let follow = Call::expand(&ExpandRequest {
+            session: "/s.jsonl".into(),
+            indices: Some(vec![7]),
+            ..ExpandRequest::default()
+        })
+        .unwrap();
+        let hit = Hit {
+            kind: HitKind::Entry,
+            session_id: "sid".into(),
+            file: "/s.jsonl".into(),
+            entry_id: Some("e7".into()),
+            index: Some(7),
+            operation_address: Some("e6/0".into()),
+            role: Some("tool".into()),
+            tool: Some("bash".into()),
+            outcome: Some(Outcome::Failed),
+            timestamp: Some("2025-01-01T00:00:00.000Z".into()),
+            score: 1.5,
+            snippet: Some(Snippet {
+                text: "a timeout".into(),
+                truncated: false,
+                highlights: vec![[2, 9]],
+            }),
+            matched_terms: vec![],
+            matched_structural_entries: vec![],
+            follow,
+        };
+        let cold = Hit {
+            kind: HitKind::Session,
+            entry_id: None,
+            index: None,
+            operation_address: None,
+            role: None,
+            tool: None,
+            outcome: None,
+            snippet: None,
+            matched_terms: vec!["timeout".into()],
+            matched_structural_entries: vec![StructuralEntry {
+                index: 3,
+                entry_id: Some("e3".into()),
+                operation_address: None,
+            }],
+            follow: Call::recall(&RecallRequest {
+                scope: Some(Scope::Explicit("/c.jsonl".into())),
+                ..RecallRequest::default()
+            })
+            .unwrap(),
+            ..hit.clone()
+        };
+        let page = Page {
+            total: 2,
+            hits: vec![hit, cold],
+            next: None,
+            coverage: Coverage::complete(),
+            error: None,
+        };
+        let v = serde_json::to_value(&page).unwrap();
+        assert_eq!(v["next"], Value::Null);
+        assert!(v.get("error").is_none());
+        let h = &v["hits"][0];
+        for k in [
+            "kind",
+            "sessionId",
+            "file",
+            "entryId",
+            "index",
+            "operationAddress",
+            "role",
+            "tool",
+            "outcome",
+            "timestamp",
+            "score",
+            "snippet",
+            "follow",
+        ] {
+            assert!(h.get(k).is_some(), "{k}");
+        }
+        assert_eq!(h["kind"], "entry");
+        assert_eq!(h["outcome"], "failed");
+        let c = &v["hits"][1];
+        assert_eq!(c["kind"], "session");
+        assert_eq!(c["matchedTerms"], json!(["timeout"]));
+        assert_eq!(
+            c["matchedStructuralEntries"],
+            json!([{"index": 3, "entryId": "e3"}])
+        );
+        assert_eq!(c["follow"]["args"]["scope"], "session:/c.jsonl");
+        assert_eq!(serde_json::from_value::<Page>(v).unwrap(), page);
+    }
+}
