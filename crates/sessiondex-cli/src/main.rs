@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 
 use sessiondex::source::{self, Branches, Format, ReadOptions, Record};
+use sessiondex::{Config, Error, Memory};
 
 /// Fast, honest recall over coding agent session logs.
 #[derive(Debug, Parser)]
@@ -21,6 +22,95 @@ struct Cli {
 enum Command {
     /// Print every normalized record of session files, in order.
     Walk(WalkArgs),
+    /// Bring the index up to date with the session files (only what changed is read).
+    Index(IndexArgs),
+    /// List indexed sessions, newest first.
+    Sessions(IndexArgs),
+}
+
+/// Where the sessions and the index are, and every config key as a flag.
+#[derive(Debug, Args)]
+struct IndexArgs {
+    /// A session file or directory; repeat for several. Default: the agents' standard
+    /// locations that exist (~/.claude/projects, ~/.pi/agent/sessions, ~/.omp/agent/sessions,
+    /// ~/.codex/sessions).
+    #[arg(long, value_name = "PATH")]
+    source: Vec<PathBuf>,
+    /// The index directory. Default: $XDG_CACHE_HOME/sessiondex or ~/.cache/sessiondex.
+    #[arg(long, value_name = "DIR")]
+    index_dir: Option<PathBuf>,
+    /// Which branch mode to index.
+    #[arg(long, value_enum, default_value = "active")]
+    branches: BranchesArg,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    config: ConfigArgs,
+}
+
+/// Every key of the config file, as a flag; a flag wins over the file.
+#[derive(Debug, Args)]
+struct ConfigArgs {
+    /// A TOML config file with the keys below in camelCase.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[arg(long, value_name = "N")]
+    max_sessions: Option<usize>,
+    #[arg(long, value_name = "N")]
+    max_entry_chars: Option<usize>,
+    #[arg(long, value_name = "BOOL")]
+    index_thinking: Option<bool>,
+    #[arg(long, value_name = "BOOL")]
+    index_tool_output: Option<bool>,
+    #[arg(long, value_name = "N")]
+    hot_sessions: Option<usize>,
+    #[arg(long, value_name = "BYTES")]
+    max_cold_vocabulary_bytes: Option<u64>,
+    #[arg(long, value_name = "BYTES")]
+    max_cold_cache_bytes: Option<u64>,
+    #[arg(long, value_name = "N")]
+    max_sync_sessions: Option<usize>,
+    #[arg(long, value_name = "BYTES")]
+    max_sync_source_bytes: Option<u64>,
+    #[arg(long, value_name = "N")]
+    max_cache_cleanup_files: Option<usize>,
+    #[arg(long, value_name = "BYTES")]
+    regex_max_pattern_bytes: Option<usize>,
+    #[arg(long, value_name = "BYTES")]
+    regex_max_automaton_bytes: Option<usize>,
+    #[arg(long, value_name = "BYTES")]
+    regex_max_haystack_bytes: Option<u64>,
+}
+
+impl ConfigArgs {
+    fn resolve(&self) -> Result<Config, sessiondex::ConfigError> {
+        let mut c = match &self.config {
+            Some(path) => Config::from_file(path)?,
+            None => Config::default(),
+        };
+        macro_rules! set {
+            ($($field:ident),*) => {
+                $(if let Some(v) = self.$field { c.$field = v; })*
+            };
+        }
+        set!(
+            max_sessions,
+            max_entry_chars,
+            index_thinking,
+            index_tool_output,
+            hot_sessions,
+            max_cold_vocabulary_bytes,
+            max_cold_cache_bytes,
+            max_sync_sessions,
+            max_sync_source_bytes,
+            max_cache_cleanup_files,
+            regex_max_pattern_bytes,
+            regex_max_automaton_bytes,
+            regex_max_haystack_bytes
+        );
+        Ok(c)
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -87,6 +177,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Walk(args) => walk(&args),
+        Command::Index(args) => index(&args, false),
+        Command::Sessions(args) => index(&args, true),
     };
     match result {
         Ok(code) => code,
@@ -238,4 +330,138 @@ fn write_record_text(out: &mut impl Write, r: &Record) -> io::Result<()> {
         outcome,
         first_line
     )
+}
+
+fn branches_of(b: BranchesArg) -> Branches {
+    match b {
+        BranchesArg::Active => Branches::Active,
+        BranchesArg::All => Branches::All,
+    }
+}
+
+/// Prints a failed call: `{"error": {...}}` on stdout with `--json`, a line on stderr
+/// without; exit status 1.
+fn fail(json: bool, e: &Error) -> ExitCode {
+    if json {
+        println!("{}", e.envelope());
+    } else {
+        eprintln!("sessiondex: {}: {}", e.code_str(), e.message);
+    }
+    ExitCode::from(1)
+}
+
+fn index(args: &IndexArgs, list: bool) -> io::Result<ExitCode> {
+    let config = match args.config.resolve() {
+        Ok(c) => c,
+        Err(e) => {
+            let err = Error::new(sessiondex::ErrorCode::InvalidConfig, e.to_string());
+            return Ok(fail(args.json, &err));
+        }
+    };
+    let sources = (!args.source.is_empty()).then(|| args.source.clone());
+    let memory = match Memory::open(config, sources, args.index_dir.clone()) {
+        Ok(m) => m,
+        Err(e) => return Ok(fail(args.json, &e)),
+    };
+    let branches = branches_of(args.branches);
+    if list {
+        return match memory.sessions(branches) {
+            Ok(l) => {
+                if args.json {
+                    println!("{}", serde_json::to_string(&l)?);
+                } else {
+                    print_sessions(&l)?;
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => Ok(fail(args.json, &e)),
+        };
+    }
+    let bar = progress_bar();
+    let result = memory.sync(branches, &mut |done, total| {
+        if let Some(b) = &bar {
+            b.set_length(total);
+            b.set_position(done);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match result {
+        Ok(report) => {
+            if args.json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                let c = &report.coverage;
+                println!(
+                    "{} indexed, {} reused, {} removed, {} failed, {} bytes read",
+                    report.indexed, report.reused, report.removed, report.failed, report.bytes_read
+                );
+                println!(
+                    "{}/{} sessions indexed{}",
+                    c.indexed_sessions,
+                    c.eligible_sessions,
+                    coverage_words(c)
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Ok(fail(args.json, &e)),
+    }
+}
+
+fn coverage_words(c: &sessiondex::IndexCoverage) -> String {
+    if c.complete {
+        return String::new();
+    }
+    let reasons: Vec<String> = c
+        .reasons
+        .iter()
+        .map(|r| format!("{} x{}", r.code, r.count))
+        .collect();
+    format!(
+        "; incomplete ({} stale, {} incomplete): {}",
+        c.stale_sessions,
+        c.incomplete_sessions,
+        reasons.join(", ")
+    )
+}
+
+fn print_sessions(l: &sessiondex::SessionList) -> io::Result<()> {
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    for s in &l.sessions {
+        writeln!(
+            out,
+            "{}  {:<4} {:<11} {:>5} entries {:>3} errors  {}",
+            s.last_ts.as_deref().unwrap_or("-"),
+            s.tier,
+            s.format.map_or("?", Format::as_str),
+            s.entry_count,
+            s.error_count,
+            s.title.as_deref().unwrap_or(&s.session_id)
+        )?;
+        writeln!(out, "    {}", s.file)?;
+    }
+    writeln!(
+        out,
+        "{} sessions{}",
+        l.sessions.len(),
+        coverage_words(&l.coverage)
+    )
+}
+
+/// A progress bar on stderr when it is a terminal.
+fn progress_bar() -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "indexing {bar:40} {pos}/{len} sessions ({eta})",
+    ) {
+        bar.set_style(style);
+    }
+    Some(bar)
 }

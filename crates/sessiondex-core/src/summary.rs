@@ -109,6 +109,13 @@ impl SessionSummary {
         let mut seen = std::collections::HashSet::new();
         let mut tools: BTreeMap<String, u64> = BTreeMap::new();
         let mut errors = 0;
+        // A failed call shows twice (the call child and its result record): count the call.
+        let calls: std::collections::HashSet<&str> = sel
+            .records
+            .iter()
+            .filter(|r| r.kind == "tool_call")
+            .filter_map(|r| r.call_id.as_deref())
+            .collect();
         for r in &sel.records {
             if let Some(ms) = r.timestamp.as_deref().and_then(parse_rfc3339_ms) {
                 first = Some(first.map_or(ms, |f| f.min(ms)));
@@ -122,7 +129,9 @@ impl SessionSummary {
             if let Some(t) = r.tool.as_ref().filter(|_| r.kind == "tool_call") {
                 *tools.entry(t.clone()).or_default() += 1;
             }
-            if r.is_error == Some(true) {
+            let paired_result = r.kind != "tool_call"
+                && r.call_id.as_deref().is_some_and(|id| calls.contains(id));
+            if r.is_error == Some(true) && !paired_result {
                 errors += 1;
             }
         }

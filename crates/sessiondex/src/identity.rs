@@ -4,24 +4,9 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// The identity of a source file when it was indexed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct SourceIdentity {
-    /// Size in bytes.
-    pub size: u64,
-    /// Modification time, nanoseconds since the Unix epoch.
-    pub mtime_ns: i128,
-    /// Status change time, nanoseconds since the Unix epoch (0 where the platform has none).
-    pub ctime_ns: i128,
-    /// Inode number (0 where the platform has none).
-    pub inode: u64,
-    /// SHA-256 of the whole file, hex.
-    pub source_hash: String,
-}
+pub use sessiondex_core::catalog::SourceIdentity;
 
 /// The stat part of an identity, cheap to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,9 +14,9 @@ pub struct Stat {
     /// Size in bytes.
     pub size: u64,
     /// Modification time, ns.
-    pub mtime_ns: i128,
+    pub mtime_ns: i64,
     /// Change time, ns.
-    pub ctime_ns: i128,
+    pub ctime_ns: i64,
     /// Inode.
     pub inode: u64,
 }
@@ -54,12 +39,14 @@ impl Stat {
             .modified()
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i128);
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
         #[cfg(unix)]
         let (ctime_ns, inode) = {
             use std::os::unix::fs::MetadataExt;
             (
-                i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
+                m.ctime()
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(m.ctime_nsec()),
                 m.ino(),
             )
         };
@@ -74,16 +61,72 @@ impl Stat {
     }
 }
 
-impl SourceIdentity {
-    /// Whether the stat fields all equal `stat`: then the content is taken as unchanged
-    /// without hashing. Any difference (a same-size rewrite with the mtime put back still
-    /// moves ctime) requires the hash.
+impl Stat {
+    /// Whether `identity` was taken from a file with exactly this stat: then its content is
+    /// taken as unchanged without hashing. Any difference (a same-size rewrite with the mtime
+    /// put back still moves ctime) requires the hash.
     #[must_use]
-    pub fn stat_matches(&self, stat: &Stat) -> bool {
-        self.size == stat.size
-            && self.mtime_ns == stat.mtime_ns
-            && self.ctime_ns == stat.ctime_ns
-            && self.inode == stat.inode
+    pub fn matches(&self, identity: &SourceIdentity) -> bool {
+        self.size == identity.size
+            && self.mtime_ns == identity.mtime_ns
+            && self.ctime_ns == identity.ctime_ns
+            && self.inode == identity.inode
+    }
+}
+
+/// A reader that hashes (SHA-256) every byte it passes on, so that a source is read once for
+/// both parsing and its `sourceHash`.
+#[derive(Debug)]
+pub struct HashingReader<R> {
+    inner: R,
+    hasher: Sha256,
+    len: u64,
+}
+
+impl<R: Read> HashingReader<R> {
+    /// Wraps `inner`.
+    pub fn new(inner: R) -> Self {
+        HashingReader {
+            inner,
+            hasher: Sha256::new(),
+            len: 0,
+        }
+    }
+
+    /// Reads what is left (so that the hash covers the whole input) and returns the hex
+    /// SHA-256 and the byte count.
+    ///
+    /// # Errors
+    ///
+    /// I/O errors of the inner reader.
+    pub fn finish(mut self) -> io::Result<(String, u64)> {
+        io::copy(
+            &mut self.inner,
+            &mut HashSink(&mut self.hasher, &mut self.len),
+        )?;
+        Ok((hex(&self.hasher.finalize()), self.len))
+    }
+}
+
+struct HashSink<'a>(&'a mut Sha256, &'a mut u64);
+
+impl io::Write for HashSink<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.update(buf);
+        *self.1 += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
     }
 }
 

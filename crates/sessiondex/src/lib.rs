@@ -18,8 +18,13 @@
 
 mod config;
 pub mod identity;
+mod memory;
+pub mod sync;
 
 pub use config::{default_index_dir, default_sources, Config, ConfigError};
+pub use memory::{Memory, SessionCoverage, SessionInfo, SessionList};
 pub use sessiondex_core::tokenize;
 pub use sessiondex_query as query;
+pub use sessiondex_query::{Error, ErrorCode};
 pub use sessiondex_source as source;
+pub use sync::{IndexCoverage, ReasonCount, SyncReport};

@@ -1,0 +1,535 @@
+//! Synchronisation: session files -> index files and a catalog, within work budgets.
+//!
+//! One sync of a branch mode, under the index lock:
+//!
+//! 1. discover the session files of every source and `stat` them;
+//! 2. open the catalog of the last sync (a damaged one is treated as absent);
+//! 3. assign tiers: the `hotSessions` most recently modified sessions get hot shards, the rest
+//!    cold digests;
+//! 4. per session, newest first: reuse its index file when the stat (size, mtime, ctime,
+//!    inode) is unchanged; when the stat moved, hash the source and reuse only if the SHA-256
+//!    is unchanged; otherwise read the source (hashing it on the way) and write a new file;
+//! 5. write the catalog when anything changed, and clean up files no entry points to.
+//!
+//! Budgets (`maxSyncSessions`, `maxSyncSourceBytes`) stop more reading; a session left
+//! behind keeps its old entry (counted stale) or none (counted eligible, not indexed), and the
+//! coverage says why. No session is hidden from the counts.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sessiondex_core::catalog::{Catalog, CatalogBuilder, CatalogEntry, SourceIdentity, Tier};
+use sessiondex_core::format::{Aligned, FileKind, FORMAT_VERSION};
+use sessiondex_core::store::Store;
+use sessiondex_core::{cold, hot, Policy, SessionSummary};
+use sessiondex_source::{self as source, Branches, ErrorKind as SourceErrorKind, ReadOptions};
+
+use crate::identity::{hash_file, HashingReader, Stat};
+use crate::{Config, Error, ErrorCode};
+
+/// One reason with the number of sessions (or files) it applies to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasonCount {
+    /// The stable snake_case code.
+    pub code: String,
+    /// How many.
+    pub count: u64,
+}
+
+/// Index coverage: whether an empty answer over these sessions is authoritative.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexCoverage {
+    /// True only when every eligible session is indexed from its current source, completely.
+    pub complete: bool,
+    /// Sessions indexed from their current source.
+    pub indexed_sessions: u64,
+    /// Session files found under the sources.
+    pub eligible_sessions: u64,
+    /// Sessions whose index entry is older than their source (a budget stopped the update).
+    pub stale_sessions: u64,
+    /// Indexed sessions whose own reading was incomplete (malformed lines, a partial tail,
+    /// caps, ...).
+    pub incomplete_sessions: u64,
+    /// Why it is not complete, with counts, sorted by code.
+    pub reasons: Vec<ReasonCount>,
+}
+
+impl IndexCoverage {
+    fn add(&mut self, code: &str, n: u64) {
+        if n == 0 {
+            return;
+        }
+        match self.reasons.binary_search_by(|r| r.code.as_str().cmp(code)) {
+            Ok(i) => self.reasons[i].count += n,
+            Err(i) => self.reasons.insert(
+                i,
+                ReasonCount {
+                    code: code.to_owned(),
+                    count: n,
+                },
+            ),
+        }
+    }
+}
+
+/// What a sync did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncReport {
+    /// Sessions read and (re)written.
+    pub indexed: u64,
+    /// Sessions whose index file was reused.
+    pub reused: u64,
+    /// Sessions removed (their source is gone).
+    pub removed: u64,
+    /// Files that could not be read or are not sessions of a known format.
+    pub failed: u64,
+    /// Source bytes read (parsing and hashing).
+    pub bytes_read: u64,
+    /// Coverage after the sync.
+    pub coverage: IndexCoverage,
+}
+
+/// A file that is not a session (or could not be read), remembered by stat so that an
+/// unchanged one is not read again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Skipped {
+    path: String,
+    size: u64,
+    mtime_ns: i64,
+    ctime_ns: i64,
+    inode: u64,
+    code: String,
+}
+
+/// A cold session's vocabulary for the catalog's merged term map (`None` for hot ones, or
+/// not loaded yet).
+type Vocab = Option<fst::Set<Vec<u8>>>;
+
+const SKIPPED_NAME: &str = "skipped.json";
+
+struct Candidate {
+    path: PathBuf,
+    key: String,
+    stat: Stat,
+}
+
+/// Converts an index-layer error to the user-facing one.
+pub(crate) fn core_error(e: &sessiondex_core::Error) -> Error {
+    let code = match e.code() {
+        "index_corrupt" | "index_version_mismatch" | "index_unaligned" => ErrorCode::IndexCorrupt,
+        _ => ErrorCode::IndexUnavailable,
+    };
+    Error::new(code, e.to_string())
+}
+
+/// The index policy a config asks for.
+#[must_use]
+pub fn policy(config: &Config) -> Policy {
+    Policy {
+        max_entry_chars: u32::try_from(config.max_entry_chars).unwrap_or(u32::MAX),
+        index_thinking: config.index_thinking,
+        index_tool_output: config.index_tool_output,
+        max_cold_vocabulary_bytes: config.max_cold_vocabulary_bytes,
+        max_cold_cache_bytes: config.max_cold_cache_bytes,
+    }
+}
+
+/// Opens the catalog of a branch mode; `Ok(None)` when there is none yet, `Err` when it is
+/// damaged.
+pub(crate) fn open_catalog(
+    store: &Store,
+    branches: Branches,
+) -> Result<Option<Catalog<Aligned>>, sessiondex_core::Error> {
+    let path = store.path(branches, FileKind::Catalog, "");
+    store.load(&path, Catalog::open)
+}
+
+fn file_exists(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// Runs one sync of `branches` over `sources` into `store`.
+///
+/// `progress` is called with `(done, total)` after each session file.
+///
+/// # Errors
+///
+/// `index_unavailable` when the index directory cannot be locked or written. Unreadable or
+/// malformed sources are not errors: they are counted in the report.
+#[allow(clippy::too_many_lines)]
+pub fn sync(
+    store: &Store,
+    config: &Config,
+    sources: &[PathBuf],
+    branches: Branches,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<SyncReport, Error> {
+    let lock = store.lock().map_err(|e| core_error(&e))?;
+    let policy = policy(config);
+    let policy_fp = policy.fingerprint();
+    let mut report = SyncReport::default();
+    let mut cov = IndexCoverage::default();
+
+    // 1. Discover.
+    let mut seen_paths = HashSet::new();
+    let mut candidates = Vec::new();
+    for src in sources {
+        if !src.exists() {
+            cov.add("source_not_found", 1);
+            continue;
+        }
+        for path in source::discover(src) {
+            let key = Store::key(&path);
+            if !seen_paths.insert(key.clone()) {
+                continue;
+            }
+            match Stat::of(&path) {
+                Ok(stat) => candidates.push(Candidate { path, key, stat }),
+                Err(_) => {
+                    report.failed += 1;
+                    cov.eligible_sessions += 1;
+                    cov.add("source_unreadable", 1);
+                }
+            }
+        }
+    }
+    // Newest first: tiers and budgets favour what the user touched last.
+    candidates.sort_by(|a, b| {
+        b.stat
+            .mtime_ns
+            .cmp(&a.stat.mtime_ns)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+
+    // 2. The previous catalog and skip list.
+    let mut catalog_changed = false;
+    let old_catalog = match open_catalog(store, branches) {
+        Ok(c) => c,
+        Err(_) => {
+            // A damaged catalog is treated as absent: everything is rebuilt from source.
+            cov.add("index_rebuilt", 1);
+            None
+        }
+    };
+    if old_catalog.is_none() {
+        catalog_changed = true;
+    }
+    let mut old_entries: HashMap<String, CatalogEntry> = HashMap::new();
+    if let Some(cat) = &old_catalog {
+        for i in 0..cat.len() {
+            match cat.session(i) {
+                Ok(e) => {
+                    old_entries.insert(e.identity.path.clone(), e);
+                }
+                Err(_) => catalog_changed = true,
+            }
+        }
+    }
+    drop(old_catalog);
+    // Beside the branch directories, where cleanup (which owns those) leaves it alone.
+    let skipped_path = store
+        .version_dir()
+        .join(format!("{}-{SKIPPED_NAME}", branches.as_str()));
+    let old_skipped: HashMap<String, Skipped> = std::fs::read(&skipped_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Vec<Skipped>>(&b).ok())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| (s.path.clone(), s))
+        .collect();
+    let mut new_skipped: Vec<Skipped> = Vec::new();
+
+    // 3 + 4. Tiers and per-session work.
+    let total = candidates.len() as u64;
+    let mut hot_left = config.hot_sessions;
+    let mut entries: Vec<(CatalogEntry, Vocab)> = Vec::new();
+    let mut budget_sessions_hit = false;
+    let mut budget_bytes_hit = false;
+    let opts = ReadOptions::default();
+    for (done, c) in candidates.iter().enumerate() {
+        progress(done as u64, total);
+        let path_str = c.path.to_string_lossy().into_owned();
+        if let Some(s) = old_skipped.get(&path_str) {
+            let unchanged = s.size == c.stat.size
+                && s.mtime_ns == c.stat.mtime_ns
+                && s.ctime_ns == c.stat.ctime_ns
+                && s.inode == c.stat.inode;
+            if unchanged {
+                report.failed += 1;
+                if s.code != "unknown_format" {
+                    cov.eligible_sessions += 1;
+                    cov.add(&s.code, 1);
+                }
+                new_skipped.push(s.clone());
+                continue;
+            }
+        }
+        cov.eligible_sessions += 1;
+        let tier = if hot_left > 0 { Tier::Hot } else { Tier::Cold };
+        let kind = match tier {
+            Tier::Hot => FileKind::Hot,
+            Tier::Cold => FileKind::Cold,
+        };
+        let index_file = store.path(branches, kind, &c.key);
+
+        // Reuse?
+        if let Some(old) = old_entries.remove(&path_str) {
+            let same_build = old.policy_fingerprint == policy_fp
+                && old.format_version == FORMAT_VERSION
+                && old.tier == tier
+                && file_exists(&index_file);
+            if same_build && c.stat.matches(&old.identity) {
+                report.reused += 1;
+                hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
+                entries.push((old, None));
+                continue;
+            }
+            if same_build && report.bytes_read + c.stat.size <= config.max_sync_source_bytes {
+                // The stat moved: the content decides.
+                report.bytes_read += c.stat.size;
+                if let Ok(hash) = hash_file(&c.path, None) {
+                    if hash == old.identity.source_hash {
+                        report.reused += 1;
+                        hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
+                        let mut e = old;
+                        e.identity = identity(&path_str, &c.stat, hash);
+                        entries.push((e, None));
+                        catalog_changed = true;
+                        continue;
+                    }
+                }
+            }
+            // Changed: rebuild below, or keep the old entry as stale when a budget stops us.
+            if report.indexed >= config.max_sync_sessions as u64
+                || report.bytes_read + c.stat.size > config.max_sync_source_bytes
+            {
+                budget_sessions_hit |= report.indexed >= config.max_sync_sessions as u64;
+                budget_bytes_hit |= report.bytes_read + c.stat.size > config.max_sync_source_bytes;
+                cov.stale_sessions += 1;
+                hot_left = hot_left.saturating_sub(usize::from(old.tier == Tier::Hot));
+                entries.push((old, None));
+                continue;
+            }
+        } else if report.indexed >= config.max_sync_sessions as u64
+            || report.bytes_read + c.stat.size > config.max_sync_source_bytes
+        {
+            budget_sessions_hit |= report.indexed >= config.max_sync_sessions as u64;
+            budget_bytes_hit |= report.bytes_read + c.stat.size > config.max_sync_source_bytes;
+            continue;
+        }
+
+        // (Re)index from source.
+        catalog_changed = true;
+        match index_one(store, &policy, &policy_fp, branches, tier, c, &opts) {
+            Ok((entry, vocab, bytes)) => {
+                report.bytes_read += bytes;
+                report.indexed += 1;
+                hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
+                entries.push((entry, vocab));
+            }
+            Err(IndexOneError::Source(kind, bytes)) => {
+                report.bytes_read += bytes;
+                report.failed += 1;
+                let code = kind.code();
+                if kind == SourceErrorKind::UnknownFormat {
+                    // Not a session: not eligible, and not read again until it changes.
+                    cov.eligible_sessions -= 1;
+                } else {
+                    cov.add(code, 1);
+                }
+                new_skipped.push(Skipped {
+                    path: path_str,
+                    size: c.stat.size,
+                    mtime_ns: c.stat.mtime_ns,
+                    ctime_ns: c.stat.ctime_ns,
+                    inode: c.stat.inode,
+                    code: code.to_owned(),
+                });
+            }
+            Err(IndexOneError::Index(e)) => return Err(e),
+        }
+    }
+    progress(total, total);
+    if budget_sessions_hit {
+        cov.add("max_sync_sessions", 1);
+    }
+    if budget_bytes_hit {
+        cov.add("max_sync_source_bytes", 1);
+    }
+
+    // Sessions whose source is gone.
+    report.removed = old_entries.len() as u64;
+    if report.removed > 0 {
+        catalog_changed = true;
+    }
+
+    // 5. The catalog.
+    if catalog_changed {
+        write_catalog(store, branches, &mut entries)?;
+    }
+    if new_skipped.len() != old_skipped.len()
+        || new_skipped
+            .iter()
+            .any(|s| old_skipped.get(&s.path) != Some(s))
+    {
+        let bytes = serde_json::to_vec(&new_skipped).unwrap_or_default();
+        store
+            .write_atomic(&skipped_path, &bytes)
+            .map_err(|e| core_error(&e))?;
+    }
+    let live: HashSet<(FileKind, String)> = entries
+        .iter()
+        .map(|(e, _)| {
+            let kind = match e.tier {
+                Tier::Hot => FileKind::Hot,
+                Tier::Cold => FileKind::Cold,
+            };
+            (kind, Store::key(Path::new(&e.identity.path)))
+        })
+        .collect();
+    let cleanup = store
+        .cleanup(
+            &lock,
+            config.max_cache_cleanup_files as u64,
+            |b, kind, key| b != branches || live.contains(&(kind, key.to_owned())),
+        )
+        .map_err(|e| core_error(&e))?;
+    if !cleanup.complete {
+        cov.add("max_cache_cleanup_files", 1);
+    }
+    drop(lock);
+
+    // Coverage.
+    let fresh = entries.len() as u64 - cov.stale_sessions;
+    cov.indexed_sessions = fresh;
+    let mut per_reason: BTreeMap<String, u64> = BTreeMap::new();
+    for (e, _) in &entries {
+        if !e.summary.coverage.complete {
+            cov.incomplete_sessions += 1;
+            for r in &e.summary.coverage.reasons {
+                *per_reason.entry(r.code.clone()).or_default() += 1;
+            }
+        }
+    }
+    for (code, n) in per_reason {
+        cov.add(&code, n);
+    }
+    let informational = ["max_cache_cleanup_files", "index_rebuilt"];
+    cov.complete = cov.indexed_sessions == cov.eligible_sessions
+        && cov.stale_sessions == 0
+        && cov.incomplete_sessions == 0
+        && cov
+            .reasons
+            .iter()
+            .all(|r| informational.contains(&r.code.as_str()));
+    report.coverage = cov;
+    Ok(report)
+}
+
+fn identity(path: &str, stat: &Stat, source_hash: String) -> SourceIdentity {
+    SourceIdentity {
+        path: path.to_owned(),
+        size: stat.size,
+        mtime_ns: stat.mtime_ns,
+        ctime_ns: stat.ctime_ns,
+        inode: stat.inode,
+        source_hash,
+    }
+}
+
+enum IndexOneError {
+    Source(SourceErrorKind, u64),
+    Index(Error),
+}
+
+/// Reads one source (hashing it on the way), builds its index file and writes it.
+fn index_one(
+    store: &Store,
+    policy: &Policy,
+    policy_fp: &str,
+    branches: Branches,
+    tier: Tier,
+    c: &Candidate,
+    opts: &ReadOptions,
+) -> Result<(CatalogEntry, Vocab, u64), IndexOneError> {
+    let path_str = c.path.to_string_lossy().into_owned();
+    let file = File::open(&c.path).map_err(|_| IndexOneError::Source(SourceErrorKind::Io, 0))?;
+    let mut reader = BufReader::with_capacity(256 * 1024, HashingReader::new(file));
+    let read = source::read_from(&path_str, &mut reader, opts);
+    let (hash, bytes) = reader
+        .into_inner()
+        .finish()
+        .map_err(|_| IndexOneError::Source(SourceErrorKind::Io, 0))?;
+    let session = read.map_err(|e| IndexOneError::Source(e.kind(), bytes))?;
+    let sel = session.select(branches);
+    let (kind, built) = match tier {
+        Tier::Hot => (FileKind::Hot, hot::build(&session.meta, &sel, policy)),
+        Tier::Cold => (FileKind::Cold, cold::build(&session.meta, &sel, policy)),
+    };
+    let built = built.map_err(|e| IndexOneError::Index(core_error(&e)))?;
+    let written = store
+        .write(branches, kind, &c.key, &built)
+        .map_err(|e| IndexOneError::Index(core_error(&e)))?;
+    let _ = written;
+    // The summary as stored in the file (caps may have added reasons there).
+    let mut summary = match tier {
+        Tier::Hot => hot::HotShard::open(&built[..]).map(|s| s.summary().clone()),
+        Tier::Cold => cold::ColdDigest::open(&built[..]).map(|s| s.summary().clone()),
+    }
+    .unwrap_or_else(|_| SessionSummary::new(&session.meta, &sel));
+    summary.cache_bytes = built.len() as u64;
+    let vocab = match tier {
+        Tier::Cold => cold::ColdDigest::open(&built[..])
+            .and_then(|d| d.vocabulary_owned())
+            .ok(),
+        Tier::Hot => None,
+    };
+    let entry = CatalogEntry {
+        summary,
+        tier,
+        identity: identity(&path_str, &c.stat, hash),
+        policy_fingerprint: policy_fp.to_owned(),
+        format_version: FORMAT_VERSION,
+    };
+    Ok((entry, vocab, bytes))
+}
+
+/// Writes the catalog; cold entries reused from the last sync get their vocabulary from their
+/// digest. A digest that cannot be opened drops its entry (the next sync rebuilds it).
+fn write_catalog(
+    store: &Store,
+    branches: Branches,
+    entries: &mut Vec<(CatalogEntry, Vocab)>,
+) -> Result<(), Error> {
+    let mut builder = CatalogBuilder::new(branches);
+    entries.retain_mut(|(e, vocab)| {
+        if e.tier == Tier::Cold && vocab.is_none() {
+            let key = Store::key(Path::new(&e.identity.path));
+            let path = store.path(branches, FileKind::Cold, &key);
+            *vocab = store
+                .load(&path, cold::ColdDigest::open)
+                .ok()
+                .flatten()
+                .and_then(|d| d.vocabulary_owned().ok());
+            if vocab.is_none() {
+                return false;
+            }
+        }
+        true
+    });
+    for (e, vocab) in entries.iter() {
+        builder.add(e, vocab.clone()).map_err(|e| core_error(&e))?;
+    }
+    let bytes = builder.finish().map_err(|e| core_error(&e))?;
+    store
+        .write(branches, FileKind::Catalog, "", &bytes)
+        .map_err(|e| core_error(&e))?;
+    Ok(())
+}
