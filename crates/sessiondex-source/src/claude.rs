@@ -8,6 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::coverage::ReasonCode;
@@ -45,7 +46,8 @@ const KNOWN_TYPES: &[&str] = &[
 ];
 
 /// A line with a `uuid`: one node of the conversation tree.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Node {
     uuid: String,
     /// Entry id of the line's first record (`<uuid>#0` when a line has several).
@@ -81,6 +83,175 @@ pub(crate) struct ClaudeReader {
     first_conversational_is_agent: Option<bool>,
     /// Every user/assistant line so far was a sidechain line.
     all_sidechain: bool,
+}
+
+/// A node as the resume state keeps it: by the position of its records in the session, plus
+/// what the records do not say. A node whose records do not give it back is kept whole.
+#[derive(Debug, Serialize, Deserialize)]
+struct SavedNode {
+    /// Index of the node's first record among the session's records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    i: Option<usize>,
+    /// How many records after the first one belong to the line (`<uuid>#<k>` chains).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    n: usize,
+    /// `message.id` of an assistant line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    m: Option<String>,
+    /// The lineage parent when it is not `parentUuid` (a compact boundary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    p: Option<String>,
+    /// A user line holding tool results.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    r: bool,
+    /// The whole node, when the records cannot give it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    node: Option<Node>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// What a Claude Code reader needs to continue a grown file ([`crate::resume`]).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ClaudeState {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    nodes: Vec<SavedNode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    agent_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    created: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    forked_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    custom_title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ai_title: Option<String>,
+    /// The summary lines that can still give the title: the one that gives it now and the
+    /// later ones whose leaf is not in the file (yet).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    summaries: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    first_conversational_is_agent: Option<bool>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    all_sidechain: bool,
+}
+
+/// The node a saved node stands for, from the records it points at.
+fn node_from_records(s: SavedNode, records: &[Record]) -> Option<Node> {
+    if let Some(node) = s.node {
+        return Some(node);
+    }
+    let i = s.i?;
+    let first = records.get(i)?;
+    let last = records.get(i.checked_add(s.n)?)?;
+    Some(Node {
+        uuid: last.entry_id.clone(),
+        first_id: first.entry_id.clone(),
+        parent: s.p.or_else(|| first.parent_id.clone()),
+        raw_parent: first.parent_id.clone(),
+        message_id: s.m,
+        tool_result: s.r,
+        conversational: matches!(first.kind.as_str(), "user" | "assistant"),
+        sidechain: first.sidechain,
+        timestamp: first.timestamp.clone(),
+    })
+}
+
+impl ClaudeReader {
+    /// A reader that continues where the one that saved `state` stopped; `records` are the
+    /// session's records (their texts are not read).
+    pub(crate) fn restore(state: &Value, records: &[Record]) -> Option<Self> {
+        let st: ClaudeState = serde_json::from_value(state.clone()).ok()?;
+        let nodes = st
+            .nodes
+            .into_iter()
+            .map(|s| node_from_records(s, records))
+            .collect::<Option<Vec<Node>>>()?;
+        Some(ClaudeReader {
+            nodes,
+            session_id: st.session_id,
+            agent_id: st.agent_id,
+            cwd: st.cwd,
+            version: st.version,
+            created: st.created,
+            forked_from: st.forked_from,
+            custom_title: st.custom_title,
+            ai_title: st.ai_title,
+            summaries: st.summaries,
+            first_conversational_is_agent: st.first_conversational_is_agent,
+            all_sidechain: st.all_sidechain,
+        })
+    }
+
+    /// The live nodes (the last of each uuid), each by the position of its records in
+    /// `records` where they give it back exactly.
+    fn saved_nodes(&self, records: &[Record]) -> Vec<SavedNode> {
+        let mut last: HashMap<&str, usize> = HashMap::with_capacity(self.nodes.len());
+        for (i, n) in self.nodes.iter().enumerate() {
+            last.insert(n.uuid.as_str(), i);
+        }
+        let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(records.len());
+        for (i, r) in records.iter().enumerate() {
+            if r.parent_entry_id.is_none() {
+                by_id.insert(r.entry_id.as_str(), i);
+            }
+        }
+        let mut out = Vec::with_capacity(last.len());
+        for (k, node) in self.nodes.iter().enumerate() {
+            if last.get(node.uuid.as_str()) != Some(&k) {
+                continue;
+            }
+            let saved = match (
+                by_id.get(node.first_id.as_str()),
+                by_id.get(node.uuid.as_str()),
+            ) {
+                (Some(&i), Some(&j)) if j >= i => {
+                    let s = SavedNode {
+                        i: Some(i),
+                        n: j - i,
+                        m: node.message_id.clone(),
+                        p: node
+                            .parent
+                            .clone()
+                            .filter(|p| node.raw_parent.as_ref() != Some(p)),
+                        r: node.tool_result,
+                        node: None,
+                    };
+                    let back = node_from_records(
+                        SavedNode {
+                            i: s.i,
+                            n: s.n,
+                            m: s.m.clone(),
+                            p: s.p.clone(),
+                            r: s.r,
+                            node: None,
+                        },
+                        records,
+                    );
+                    (back.as_ref() == Some(node)).then_some(s)
+                }
+                _ => None,
+            };
+            out.push(saved.unwrap_or_else(|| SavedNode {
+                i: None,
+                n: 0,
+                m: None,
+                p: None,
+                r: false,
+                node: Some(node.clone()),
+            }));
+        }
+        out
+    }
 }
 
 fn non_empty(s: Option<&str>) -> Option<&str> {
@@ -497,15 +668,15 @@ impl FormatReader for ClaudeReader {
         } else {
             b.meta.session_id = self.session_id.clone().unwrap_or(stem);
         }
-        if let Some(f) = self.forked_from.take() {
+        if let Some(f) = self.forked_from.clone() {
             b.meta.links.push(SessionLink {
                 kind: "forked_from".to_owned(),
                 target: f,
             });
         }
-        b.meta.cwd = self.cwd.take();
-        b.meta.format_version = self.version.take();
-        b.meta.created = self.created.take();
+        b.meta.cwd = self.cwd.clone();
+        b.meta.format_version = self.version.clone();
+        b.meta.created = self.created.clone();
 
         // Last node of each uuid wins, as duplicate records do.
         let mut last: HashMap<&str, usize> = HashMap::with_capacity(self.nodes.len());
@@ -528,8 +699,8 @@ impl FormatReader for ClaudeReader {
             .map(|(_, text)| text.clone());
         b.meta.title = self
             .custom_title
-            .take()
-            .or_else(|| self.ai_title.take())
+            .clone()
+            .or_else(|| self.ai_title.clone())
             .or(own_summary);
 
         let leaf = pick_leaf(&self.nodes, &live, &last, false)
@@ -564,6 +735,29 @@ impl FormatReader for ClaudeReader {
                 r.logical_parent_id = Some(parent);
             }
         }
+    }
+    fn save_state(&self, records: &[Record]) -> Value {
+        let uuids: HashSet<&str> = self.nodes.iter().map(|n| n.uuid.as_str()).collect();
+        let from = self
+            .summaries
+            .iter()
+            .rposition(|(leaf, _)| uuids.contains(leaf.as_str()))
+            .unwrap_or(0);
+        let st = ClaudeState {
+            nodes: self.saved_nodes(records),
+            session_id: self.session_id.clone(),
+            agent_id: self.agent_id.clone(),
+            cwd: self.cwd.clone(),
+            version: self.version.clone(),
+            created: self.created.clone(),
+            forked_from: self.forked_from.clone(),
+            custom_title: self.custom_title.clone(),
+            ai_title: self.ai_title.clone(),
+            summaries: self.summaries.iter().skip(from).cloned().collect(),
+            first_conversational_is_agent: self.first_conversational_is_agent,
+            all_sidechain: self.all_sidechain,
+        };
+        serde_json::to_value(st).unwrap_or(Value::Null)
     }
 }
 

@@ -10,6 +10,7 @@
 
 use std::collections::HashSet;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::coverage::ReasonCode;
@@ -55,6 +56,43 @@ pub(crate) struct CodexReader {
     /// Call ids that were in flight when a `turn_aborted` event came and that got no typed
     /// outcome afterwards.
     aborted: HashSet<String>,
+}
+
+/// What a Codex reader needs to continue a grown file ([`crate::resume`]).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CodexState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    prev: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    seen_meta: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    later_fork: Option<String>,
+    /// Sorted, so that the state of a file is always the same value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pending: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    aborted: Vec<String>,
+}
+
+impl CodexReader {
+    /// A reader that continues where the one that saved `state` stopped.
+    pub(crate) fn restore(state: &Value) -> Option<Self> {
+        let st: CodexState = serde_json::from_value(state.clone()).ok()?;
+        Some(CodexReader {
+            prev: st.prev,
+            seen_meta: st.seen_meta,
+            later_fork: st.later_fork,
+            pending: st.pending.into_iter().collect(),
+            aborted: st.aborted.into_iter().collect(),
+        })
+    }
+}
+
+fn sorted(set: &HashSet<String>) -> Vec<String> {
+    let mut v: Vec<String> = set.iter().cloned().collect();
+    v.sort();
+    v
 }
 
 /// What a tool call line contributes to its child record.
@@ -517,7 +555,7 @@ impl FormatReader for CodexReader {
 
     fn finish(&mut self, b: &mut Builder) {
         if !b.meta.links.iter().any(|l| l.kind == "forked_from") {
-            if let Some(f) = self.later_fork.take() {
+            if let Some(f) = self.later_fork.clone() {
                 b.meta.links.push(SessionLink {
                     kind: "forked_from".into(),
                     target: f,
@@ -543,6 +581,17 @@ impl FormatReader for CodexReader {
                 }
             }
         }
+    }
+
+    fn save_state(&self, _records: &[Record]) -> Value {
+        let st = CodexState {
+            prev: self.prev.clone(),
+            seen_meta: self.seen_meta,
+            later_fork: self.later_fork.clone(),
+            pending: sorted(&self.pending),
+            aborted: sorted(&self.aborted),
+        };
+        serde_json::to_value(st).unwrap_or(Value::Null)
     }
 }
 

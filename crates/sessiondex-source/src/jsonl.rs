@@ -106,16 +106,22 @@ pub(crate) enum LineEvent<'a> {
 
 /// The line loop behind [`read_objects`]: non-JSON-looking lines are offered raw first
 /// (oh-my-pi's title line), and counted as malformed only if the callback declines them.
+///
+/// Every consumed line, blank ones included, counts once in `cov.lines`, so when `cov` starts
+/// at zero, `first_line + cov.lines` is the number of the next line; a partial tail is not
+/// counted. Returns whether the last consumed line had no newline (`None` when no line was
+/// consumed): a later read that continues at `cov.complete_bytes` starts inside that line.
 pub(crate) fn read_lines<R: BufRead>(
     mut reader: R,
     start: u64,
     first_line: u64,
     cov: &mut ReadCoverage,
     f: &mut dyn FnMut(LineEvent<'_>) -> bool,
-) -> std::io::Result<()> {
+) -> std::io::Result<Option<bool>> {
     let mut buf = Vec::with_capacity(64 * 1024);
     let mut offset = start;
     let mut line = first_line;
+    let mut open = None;
     loop {
         buf.clear();
         let n = reader.read_until(b'\n', &mut buf)?;
@@ -147,8 +153,9 @@ pub(crate) fn read_lines<R: BufRead>(
         offset += n as u64;
         cov.complete_bytes = offset;
         line += 1;
+        open = Some(!terminated);
     }
-    Ok(())
+    Ok(open)
 }
 
 /// Reads JSON Lines from `reader`, starting at byte `start` and line number `first_line`
@@ -173,6 +180,7 @@ pub fn read_objects<R: BufRead>(
         }
         false
     })
+    .map(|_| ())
 }
 
 #[cfg(test)]

@@ -39,6 +39,9 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use coverage::{ReadCoverage, Reason, ReasonCode};
@@ -57,6 +60,9 @@ pub enum ErrorKind {
     Io,
     /// No complete JSON object to detect a format from, and none was forced.
     UnknownFormat,
+    /// [`resume`] cannot continue this session: it has no resume state of this version, or
+    /// the bytes continue a last line that had no newline. Read the whole file instead.
+    NotResumable,
 }
 
 impl ErrorKind {
@@ -66,6 +72,7 @@ impl ErrorKind {
         match self {
             ErrorKind::Io => "source_unreadable",
             ErrorKind::UnknownFormat => "unknown_format",
+            ErrorKind::NotResumable => "not_resumable",
         }
     }
 }
@@ -123,7 +130,27 @@ pub(crate) trait FormatReader {
         false
     }
     /// End of input: set the leaf, the session id, anything that needs the whole file.
+    /// Called once per read, also after a resume, so it must not consume the reader's state
+    /// (what it computes from the records is computed again from all of them).
     fn finish(&mut self, b: &mut Builder);
+    /// What the reader needs to continue after the end of this read ([`resume`]), as a small
+    /// JSON value (ids and flags, no record texts). Called after [`FormatReader::finish`] and
+    /// [`Builder::finish`] with the session's final records.
+    fn save_state(&self, records: &[Record]) -> Value;
+}
+
+/// A reader restored from the state a reader of `format` saved.
+fn restore_reader(
+    format: Format,
+    state: &Value,
+    records: &[Record],
+) -> Option<Box<dyn FormatReader>> {
+    Some(match format {
+        Format::Pi => Box::new(pi::PiReader::restore(false, state)?),
+        Format::Omp => Box::new(pi::PiReader::restore(true, state)?),
+        Format::ClaudeCode => Box::new(claude::ClaudeReader::restore(state, records)?),
+        Format::Codex => Box::new(codex::CodexReader::restore(state)?),
+    })
 }
 
 fn reader_for(format: Format) -> Box<dyn FormatReader> {
@@ -175,25 +202,247 @@ pub fn read_from<R: BufRead>(
     };
     let mut builder = Builder::new(file);
     builder.meta.format = Some(format);
-    let mut fr = reader_for(format);
+    let coverage = std::mem::take(&mut builder.coverage);
     let chained = std::io::Cursor::new(head).chain(reader);
-    let mut coverage = std::mem::take(&mut builder.coverage);
-    {
+    run(builder, reader_for(format), chained, coverage, false, None)
+}
+
+/// The version of [`ResumeState`]; a state of another version is not resumed.
+const RESUME_STATE_VERSION: u32 = 1;
+
+/// [`Session::resume_state`]: what [`resume`] needs besides the records.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResumeState {
+    v: u32,
+    /// The last line read had no newline: the next bytes continue it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    open_line: bool,
+    /// The metadata as the lines left it, before the reader's end-of-input work.
+    meta: SessionMeta,
+    /// Tool call records whose own line gave them an `outcome`/`isError` (before any pairing):
+    /// `[entryId, outcome, isError]`. Every other tool call starts without one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    calls: Vec<(String, Option<Outcome>, Option<bool>)>,
+    /// Records whose `logicalParentId` the reader's end-of-input work changed, with the value
+    /// their line gave them: `[entryId, logicalParentId]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    lineage: Vec<(String, Option<String>)>,
+    /// The format reader's own state.
+    reader: Value,
+}
+
+/// Feeds `reader` (starting at `coverage.complete_bytes`, line `coverage.lines + 1`) to the
+/// format reader, then finishes the session and saves its resume state. `open_line` says the
+/// previous read ended inside a line; `prior_dups` are the duplicate ids a previous read already
+/// counted.
+fn run<R: BufRead>(
+    mut builder: Builder,
+    mut fr: Box<dyn FormatReader>,
+    mut reader: R,
+    mut coverage: ReadCoverage,
+    open_line: bool,
+    prior_dups: Option<Reason>,
+) -> Result<Session, Error> {
+    let file = builder.meta.file.clone();
+    let io_err = |e: std::io::Error| Error::new(ErrorKind::Io, &file, e.to_string());
+    let mut open_line = open_line;
+    if open_line {
+        // The last line read had no newline. Blank bytes up to a newline end it (a full read
+        // sees the same line); anything else would change what that line holds.
+        let mut buf = Vec::new();
+        let n = reader.read_until(b'\n', &mut buf).map_err(io_err)?;
+        let body = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        if !body.iter().all(u8::is_ascii_whitespace) {
+            return Err(Error::new(
+                ErrorKind::NotResumable,
+                &file,
+                "the new bytes continue a last line that had no newline",
+            ));
+        }
+        coverage.complete_bytes += n as u64;
+        if buf.last() == Some(&b'\n') {
+            open_line = false;
+        }
+    }
+    let start = coverage.complete_bytes;
+    let first_line = coverage.lines + 1;
+    let consumed = {
         let b = &mut builder;
         let fr = &mut fr;
-        jsonl::read_lines(chained, 0, 1, &mut coverage, &mut |ev| match ev {
-            jsonl::LineEvent::Raw(line, bytes) => fr.raw_line(line, bytes, b),
-            jsonl::LineEvent::Object(loc, obj) => {
-                fr.object(loc, obj, b);
-                true
-            }
-        })
-        .map_err(|e| Error::new(ErrorKind::Io, file, e.to_string()))?;
+        jsonl::read_lines(
+            reader,
+            start,
+            first_line,
+            &mut coverage,
+            &mut |ev| match ev {
+                jsonl::LineEvent::Raw(line, bytes) => fr.raw_line(line, bytes, b),
+                jsonl::LineEvent::Object(loc, obj) => {
+                    fr.object(loc, obj, b);
+                    true
+                }
+            },
+        )
+        .map_err(io_err)?
+    };
+    if let Some(open) = consumed {
+        open_line = open;
     }
     coverage.merge(&builder.coverage);
     builder.coverage = coverage;
+
+    // What the lines alone gave, before the end-of-input work changes it.
+    let meta = builder.meta.clone();
+    let mut calls: HashMap<&str, (Option<Outcome>, Option<bool>)> = HashMap::new();
+    for r in &builder.records {
+        if r.kind == "tool_call" {
+            calls.insert(r.entry_id.as_str(), (r.outcome, r.is_error));
+        }
+    }
+    let mut calls: Vec<(String, Option<Outcome>, Option<bool>)> = calls
+        .into_iter()
+        .filter(|(_, (o, e))| o.is_some() || e.is_some())
+        .map(|(id, (o, e))| (id.to_owned(), o, e))
+        .collect();
+    calls.sort_by(|a, b| a.0.cmp(&b.0));
+    let logical: Vec<Option<String>> = builder
+        .records
+        .iter()
+        .map(|r| r.logical_parent_id.clone())
+        .collect();
+
     fr.finish(&mut builder);
-    Ok(builder.finish())
+
+    let mut lineage: Vec<(String, Option<String>)> = Vec::new();
+    for (r, before) in builder.records.iter().zip(logical) {
+        if r.logical_parent_id != before && r.parent_entry_id.is_none() {
+            lineage.push((r.entry_id.clone(), before));
+        }
+    }
+    let mut session = builder.finish();
+    if let Some(prior) = prior_dups {
+        merge_dups(&mut session.coverage, prior);
+    }
+    let state = ResumeState {
+        v: RESUME_STATE_VERSION,
+        open_line,
+        meta,
+        calls,
+        lineage,
+        reader: fr.save_state(&session.records),
+    };
+    session.resume_state = serde_json::to_value(state).ok();
+    Ok(session)
+}
+
+/// Adds the duplicate ids a previous read counted to those of this one: a full read lists the
+/// lines of every superseded entry in file order, the first [`Reason::MAX_LINES`] kept.
+fn merge_dups(coverage: &mut ReadCoverage, prior: Reason) {
+    let mut lines = prior.lines;
+    let mut count = prior.count;
+    if let Some(pos) = coverage
+        .reasons
+        .iter()
+        .position(|r| r.code == ReasonCode::DuplicateEntryId)
+    {
+        let now = coverage.reasons.remove(pos);
+        lines.extend(now.lines);
+        count += now.count;
+    }
+    lines.sort_unstable();
+    lines.truncate(Reason::MAX_LINES);
+    let at = coverage
+        .reasons
+        .binary_search_by(|r| r.code.cmp(&ReasonCode::DuplicateEntryId))
+        .unwrap_or_else(|i| i);
+    coverage.reasons.insert(
+        at,
+        Reason {
+            code: ReasonCode::DuplicateEntryId,
+            count,
+            lines,
+        },
+    );
+    coverage.complete = !coverage.reasons.iter().any(|r| r.code.makes_incomplete());
+}
+
+/// Continues `prev`, read earlier from a file up to `prev.coverage.complete_bytes`, with the
+/// bytes the file has from that offset on (`rest`), and returns what a read of the whole file
+/// returns.
+///
+/// Line numbers and offsets go on from `prev`; a partial tail of `prev` is read again from
+/// `rest`. Everything a reader works out from the whole file (duplicate ids, tool call
+/// outcomes, the leaf, Claude Code's chain repair, titles, links) is worked out again over the
+/// old and the new records. Only structural fields of `prev.records` are used, so their
+/// `text`/`thinking` may be cut; the result then has those cut texts and nothing else differs.
+/// `opts.format`, when set, must be `prev`'s format.
+///
+/// # Errors
+///
+/// [`ErrorKind::NotResumable`] when `prev` has no usable [`Session::resume_state`], when
+/// `opts.format` names another format, or when `rest` continues a last line of `prev` that had
+/// no newline with more than blanks (read the whole file instead); [`ErrorKind::Io`] when
+/// reading `rest` fails.
+pub fn resume<R: BufRead>(prev: Session, rest: R, opts: &ReadOptions) -> Result<Session, Error> {
+    let file = prev.meta.file.clone();
+    let not_resumable = |why: &str| Error::new(ErrorKind::NotResumable, &file, why);
+    let state: ResumeState = prev
+        .resume_state
+        .and_then(|v| serde_json::from_value(v).ok())
+        .filter(|s: &ResumeState| s.v == RESUME_STATE_VERSION)
+        .ok_or_else(|| not_resumable("the session has no resume state of this version"))?;
+    let Some(format) = state.meta.format else {
+        return Err(not_resumable("the resume state names no format"));
+    };
+    if opts.format.is_some_and(|f| f != format) {
+        return Err(not_resumable("the session was read as another format"));
+    }
+
+    // Back to what the lines gave: the end-of-input work is done again over all records.
+    let calls: HashMap<&str, (Option<Outcome>, Option<bool>)> = state
+        .calls
+        .iter()
+        .map(|(id, o, e)| (id.as_str(), (*o, *e)))
+        .collect();
+    let lineage: HashMap<&str, &Option<String>> = state
+        .lineage
+        .iter()
+        .map(|(id, l)| (id.as_str(), l))
+        .collect();
+    let mut records = prev.records;
+    for r in &mut records {
+        r.index = 0;
+        if r.kind == "tool_call" {
+            let (o, e) = calls.get(r.entry_id.as_str()).copied().unwrap_or_default();
+            r.outcome = o;
+            r.is_error = e;
+        }
+        if r.parent_entry_id.is_none() {
+            if let Some(l) = lineage.get(r.entry_id.as_str()) {
+                r.logical_parent_id = (*l).clone();
+            }
+        }
+    }
+    let fr = restore_reader(format, &state.reader, &records)
+        .ok_or_else(|| not_resumable("the reader state does not parse"))?;
+
+    // The coverage goes on from prev; its partial tail is read again, and duplicates are
+    // counted again when the session finishes.
+    let mut coverage = prev.coverage;
+    coverage
+        .reasons
+        .retain(|r| r.code != ReasonCode::PartialTail);
+    let prior_dups = coverage
+        .reasons
+        .iter()
+        .position(|r| r.code == ReasonCode::DuplicateEntryId)
+        .map(|i| coverage.reasons.remove(i));
+    coverage.complete = !coverage.reasons.iter().any(|r| r.code.makes_incomplete());
+
+    let mut builder = Builder::new(&file);
+    builder.meta = state.meta;
+    builder.records = records;
+    run(builder, fr, rest, coverage, state.open_line, prior_dups)
 }
 
 /// Reads a session from bytes in memory.

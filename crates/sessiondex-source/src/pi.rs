@@ -13,6 +13,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::jsonl::Loc;
@@ -90,7 +91,46 @@ pub(crate) struct PiReader {
     journal_outcomes: HashMap<String, Outcome>,
 }
 
+/// What a pi reader needs to continue a grown file ([`crate::resume`]).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PiState {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    header_seen: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    last_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    slot_title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    header_title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    entry_title: Option<String>,
+    /// Sorted, so that the state of a file is always the same value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    aborted_carriers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    executions: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    journal_outcomes: Vec<(String, Outcome)>,
+}
+
 impl PiReader {
+    /// A reader that continues where the one that saved `state` stopped.
+    pub(crate) fn restore(omp: bool, state: &Value) -> Option<Self> {
+        let st: PiState = serde_json::from_value(state.clone()).ok()?;
+        Some(PiReader {
+            omp,
+            header_seen: st.header_seen,
+            last_id: st.last_id,
+            slot_title: st.slot_title,
+            header_title: st.header_title,
+            entry_title: st.entry_title,
+            aborted_carriers: st.aborted_carriers.into_iter().collect(),
+            executions: st.executions.into_iter().collect(),
+            journal_outcomes: st.journal_outcomes.into_iter().collect(),
+        })
+    }
+
     pub(crate) fn new(omp: bool) -> Self {
         PiReader {
             omp,
@@ -523,9 +563,9 @@ impl FormatReader for PiReader {
         let _ = self.omp;
         b.meta.title = self
             .slot_title
-            .take()
-            .or_else(|| self.entry_title.take())
-            .or_else(|| self.header_title.take());
+            .clone()
+            .or_else(|| self.entry_title.clone())
+            .or_else(|| self.header_title.clone());
         // No header (a damaged file read with a forced format): name the session after its
         // file, as pi names files `<timestamp>_<session id>.jsonl`.
         if b.meta.session_id.is_empty() {
@@ -567,5 +607,33 @@ impl FormatReader for PiReader {
         }
         // pi and oh-my-pi resume at the last entry in file order.
         b.leaf = self.last_id.clone();
+    }
+
+    fn save_state(&self, _records: &[Record]) -> Value {
+        let mut aborted_carriers: Vec<String> = self.aborted_carriers.iter().cloned().collect();
+        aborted_carriers.sort();
+        let mut executions: Vec<(String, String)> = self
+            .executions
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        executions.sort();
+        let mut journal_outcomes: Vec<(String, Outcome)> = self
+            .journal_outcomes
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        journal_outcomes.sort_by(|a, b| a.0.cmp(&b.0));
+        let st = PiState {
+            header_seen: self.header_seen,
+            last_id: self.last_id.clone(),
+            slot_title: self.slot_title.clone(),
+            header_title: self.header_title.clone(),
+            entry_title: self.entry_title.clone(),
+            aborted_carriers,
+            executions,
+            journal_outcomes,
+        };
+        serde_json::to_value(st).unwrap_or(Value::Null)
     }
 }

@@ -53,6 +53,11 @@ pub struct Session {
     pub coverage: ReadCoverage,
     /// The entry id of the current leaf, chosen the way the writing agent chooses it.
     pub leaf: Option<String>,
+    /// What the format reader needs to continue this session when its file grows
+    /// ([`crate::resume`]): opaque, small (ids and flags, no texts). `None` when the session
+    /// was not produced by a read of this version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_state: Option<serde_json::Value>,
 }
 
 /// The records of one branch mode, with the lineage fingerprint that binds them.
@@ -299,6 +304,7 @@ impl Builder {
             records: self.records,
             coverage: self.coverage,
             leaf: self.leaf,
+            resume_state: None,
         }
     }
 }
