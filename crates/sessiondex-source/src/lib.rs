@@ -228,8 +228,25 @@ struct ResumeState {
     /// their line gave them: `[entryId, logicalParentId]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     lineage: Vec<(String, Option<String>)>,
+    /// How many records the session had, and a digest of their entry ids: the state only
+    /// fits those records.
+    records: usize,
+    ids: String,
     /// The format reader's own state.
     reader: Value,
+}
+
+/// The first 16 hex digits of SHA-256 over the records' entry ids.
+fn ids_digest(records: &[Record]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for r in records {
+        h.update(r.entry_id.as_bytes());
+        h.update([0]);
+    }
+    let mut s = session::hex(&h.finalize());
+    s.truncate(16);
+    s
 }
 
 /// Feeds `reader` (starting at `coverage.complete_bytes`, line `coverage.lines + 1`) to the
@@ -329,6 +346,8 @@ fn run<R: BufRead>(
         meta,
         calls,
         lineage,
+        records: session.records.len(),
+        ids: ids_digest(&session.records),
         reader: fr.save_state(&session.records),
     };
     session.resume_state = serde_json::to_value(state).ok();
@@ -377,6 +396,20 @@ fn merge_dups(coverage: &mut ReadCoverage, prior: Reason) {
 /// `text`/`thinking` may be cut; the result then has those cut texts and nothing else differs.
 /// `opts.format`, when set, must be `prev`'s format.
 ///
+/// ```
+/// use sessiondex_source::{read_bytes, resume, ReadOptions};
+///
+/// let log = br#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}
+/// {"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"hello"}}
+/// {"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02Z","message":{"role":"assistant","content":"hi"}}
+/// "#;
+/// let opts = ReadOptions::default();
+/// let earlier = read_bytes("s1.jsonl", &log[..120], &opts).unwrap();
+/// let from = earlier.coverage.complete_bytes as usize;
+/// let now = resume(earlier, &log[from..], &opts).unwrap();
+/// assert_eq!(now, read_bytes("s1.jsonl", log, &opts).unwrap());
+/// ```
+///
 /// # Errors
 ///
 /// [`ErrorKind::NotResumable`] when `prev` has no usable [`Session::resume_state`], when
@@ -396,6 +429,11 @@ pub fn resume<R: BufRead>(prev: Session, rest: R, opts: &ReadOptions) -> Result<
     };
     if opts.format.is_some_and(|f| f != format) {
         return Err(not_resumable("the session was read as another format"));
+    }
+    if prev.records.len() != state.records || ids_digest(&prev.records) != state.ids {
+        return Err(not_resumable(
+            "the records are not those the resume state was saved with",
+        ));
     }
 
     // Back to what the lines gave: the end-of-input work is done again over all records.

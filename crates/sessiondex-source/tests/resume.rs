@@ -388,6 +388,18 @@ fn refusals() {
         resume(s.clone(), &b""[..], &opts).unwrap_err().kind(),
         ErrorKind::NotResumable
     );
+    // Records that are not the ones the state was saved with.
+    let mut fewer = read_bytes(
+        "s.jsonl",
+        b"{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n{\"type\":\"label\",\"id\":\"a\"}\n",
+        &opts,
+    )
+    .unwrap();
+    fewer.records.clear();
+    assert_eq!(
+        resume(fewer, &b""[..], &opts).unwrap_err().kind(),
+        ErrorKind::NotResumable
+    );
     s.resume_state = Some(serde_json::json!({"v": 99}));
     assert_eq!(
         resume(s, &b""[..], &opts).unwrap_err().kind(),
