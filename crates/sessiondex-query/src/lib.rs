@@ -9,19 +9,35 @@
 //! - [`bm25`]: BM25 with provenance weights, `any`/`all` and phrase helpers.
 //! - [`request`]: the JSON shapes of recall/expand requests, calls, pages and coverage.
 //! - [`mod@snippet`]: bounded snippets around the densest window of matches.
+//!
+//! The engine over an opened index of one branch mode ([`index::Index`]):
+//!
+//! - [`engine::recall`]: one ranked, bounded page of entry and session hits.
+//! - [`expand::expand`] and [`expand::walk`]: complete records re-read from source, bound to
+//!   the pointer's `sourceHash` and `lineageFingerprint`.
+//! - [`sessions::sessions`] and [`sessions::trace`]: the catalog, filtered, and session
+//!   lineage across files.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub use sessiondex_core as core;
 
 pub mod bm25;
+pub mod engine;
 pub mod error;
+pub mod expand;
 pub mod fuzzy;
+pub mod index;
 pub mod regex;
 pub mod request;
+pub mod sessions;
 pub mod snippet;
 
+pub use engine::{recall, EngineOptions, QueryContext};
 pub use error::{Error, ErrorCode};
+pub use expand::{expand, walk, Expansion, Walk, WalkRequest};
+pub use index::Index;
+pub use sessions::{sessions, trace, SessionsPage, SessionsRequest, Trace};
 pub use regex::{CompiledRegex, RegexLimits};
 pub use request::{
     Call, Coverage, ExpandRequest, Hit, HitKind, Page, QueryMatch, QueryMode, RecallRequest, Scope,

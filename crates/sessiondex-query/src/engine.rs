@@ -1,0 +1,958 @@
+//! `recall`: one ranked, bounded page of entry and session hits over an opened [`Index`].
+//!
+//! Hot sessions answer with exact entry hits (postings for terms, the stored text for phrase
+//! and regex). Cold sessions answer through the catalog's merged term map and their digests'
+//! structural postings with session candidates whose `follow` hydrates that one session from
+//! source. A single-session scope always reads its source (checking the call's bindings) and
+//! searches it as an in-memory hot shard, so its answers are exact and never truncated.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use fst::Streamer;
+use serde_json::json;
+use sessiondex_core::catalog::Tier;
+use sessiondex_core::cold::{ColdDigest, Field};
+use sessiondex_core::hot::{self, HotEntry, HotShard};
+use sessiondex_core::tokenize::nfkc;
+use sessiondex_core::{format_rfc3339_ms, tokenize, Policy};
+use sessiondex_source::{Branches, Outcome};
+
+use crate::bm25::{provenance_weight, terms_match, Bm25, Phrase, QueryTerms};
+use crate::error::{Error, ErrorCode};
+use crate::fuzzy::{self, FuzzyOptions};
+use crate::index::{core_error, hydrate, Bytes, Index, Resolved};
+use crate::regex::{CompiledRegex, HaystackBudget, RegexLimits};
+use crate::request::{
+    reason, Call, Coverage, ExpandRequest, Hit, HitKind, Page, QueryMatch, QueryMode,
+    RecallRequest, Scope, StructuralEntry, ValidRecall,
+};
+use crate::snippet::{snippet, SnippetOptions};
+
+/// Filtered hot entries one call keeps at most (`candidate_entry_budget`).
+pub const CANDIDATE_ENTRY_BUDGET: usize = 50_000;
+/// Cold digests one call considers at most (`candidate_digest_budget`).
+pub const CANDIDATE_DIGEST_BUDGET: usize = 10_000;
+/// Ranked items one call keeps at most (`candidate_item_budget`).
+pub const CANDIDATE_ITEM_BUDGET: usize = 10_000;
+/// Upper bound of a page's JSON, in characters.
+pub const MAX_PAGE_CHARS: usize = 30_000;
+/// Structural entries listed per cold session hit.
+pub const MAX_STRUCTURAL_ENTRIES: usize = 10;
+/// Matched terms listed per cold session hit.
+pub const MAX_MATCHED_TERMS: usize = 20;
+/// Matches counted per entry for phrase and regex term frequency.
+const MAX_SPANS: usize = 64;
+
+/// What the engine needs from the configuration.
+#[derive(Debug, Clone, Default)]
+pub struct EngineOptions {
+    /// The index policy (what text is indexed); hydrated sessions use it without the
+    /// `maxEntryChars` cut.
+    pub policy: Policy,
+    /// Regex limits.
+    pub regex: RegexLimits,
+}
+
+/// Where a call comes from: what `scope: session` and `scope: project` resolve against.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryContext {
+    /// The caller's working directory (a request's `cwd` wins).
+    pub cwd: Option<String>,
+    /// The caller's current session (id or path), for `scope: session`.
+    pub session: Option<String>,
+}
+
+struct Slot {
+    session_id: String,
+    file: String,
+    last_ts: Option<i64>,
+    source_hash: String,
+    lineage: String,
+    shard: Option<HotShard<Bytes>>,
+    catalog: Option<usize>,
+    cold: bool,
+}
+
+enum Matcher {
+    None,
+    Terms { terms: Vec<String>, fuzzy: bool },
+    Phrase { phrase: Phrase, tokens: Vec<String> },
+    Regex(CompiledRegex),
+}
+
+impl Matcher {
+    fn groups(&self) -> usize {
+        match self {
+            Matcher::None => 0,
+            Matcher::Terms { terms, .. } => terms.len(),
+            Matcher::Phrase { .. } | Matcher::Regex(_) => 1,
+        }
+    }
+}
+
+struct EntryCand {
+    slot: usize,
+    entry: u32,
+    tf: Vec<u32>,
+    len: u32,
+    weight: f32,
+}
+
+struct ColdCand {
+    slot: usize,
+    groups: Vec<usize>,
+    terms: Vec<String>,
+    structural: Vec<StructuralEntry>,
+}
+
+struct Search<'a> {
+    v: &'a ValidRecall,
+    matcher: Matcher,
+    coverage: Coverage,
+    docs: u64,
+    total_len: u64,
+    df: Vec<u64>,
+    cold_docs: u64,
+    cold_df: Vec<u64>,
+    entries: Vec<EntryCand>,
+    colds: Vec<ColdCand>,
+    highlight: BTreeSet<String>,
+    budget: HaystackBudget,
+    regex_stopped: bool,
+}
+
+fn eq(want: Option<&String>, got: Option<&str>) -> bool {
+    want.is_none_or(|w| got == Some(w.as_str()))
+}
+
+fn corrupt() -> Error {
+    Error::new(ErrorCode::IndexCorrupt, "a hot shard entry is out of range")
+}
+
+fn ce(e: sessiondex_core::Error) -> Error {
+    core_error(&e)
+}
+
+fn has_structural(v: &ValidRecall) -> bool {
+    let r = &v.request;
+    r.role.is_some()
+        || r.tool.is_some()
+        || r.reference.is_some()
+        || r.provider.is_some()
+        || r.action.is_some()
+        || r.outcome.is_some()
+}
+
+fn has_time(v: &ValidRecall) -> bool {
+    v.since_ms.is_some() || v.until_ms.is_some()
+}
+
+impl Search<'_> {
+    fn passes(&self, e: &HotEntry<'_>) -> Result<bool, Error> {
+        let r = &self.v.request;
+        if let Some((a, b)) = self.v.entry_range {
+            if e.index() < a || e.index() > b {
+                return Ok(false);
+            }
+        }
+        let outcome_ok = match r.outcome {
+            None => true,
+            Some(o) => e.outcome().map_err(ce)? == Some(o),
+        };
+        let ok = outcome_ok
+            && eq(r.role.as_ref(), e.role().map_err(ce)?)
+            && eq(r.tool.as_ref(), e.tool().map_err(ce)?)
+            && eq(r.reference.as_ref(), e.reference().map_err(ce)?)
+            && eq(r.provider.as_ref(), e.provider().map_err(ce)?)
+            && eq(r.action.as_ref(), e.action().map_err(ce)?);
+        if !ok {
+            return Ok(false);
+        }
+        if has_time(self.v) {
+            let Some(t) = e.timestamp_ms() else {
+                return Ok(false);
+            };
+            if self.v.since_ms.is_some_and(|s| t < s) || self.v.until_ms.is_some_and(|u| t > u) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn push_entry(&mut self, c: EntryCand) {
+        if self.entries.len() >= CANDIDATE_ENTRY_BUDGET {
+            self.coverage.add_reason(reason::CANDIDATE_ENTRY_BUDGET);
+            return;
+        }
+        self.entries.push(c);
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn search_shard(&mut self, slot: usize, shard: &HotShard<Bytes>) -> Result<(), Error> {
+        let n = shard.entry_count();
+        let mut mask = vec![false; n];
+        for (i, m) in mask.iter_mut().enumerate() {
+            let e = shard.entry(i).ok_or_else(corrupt)?;
+            if self.passes(&e)? {
+                *m = true;
+                self.docs += 1;
+                self.total_len += u64::from(e.token_len());
+            }
+        }
+        let ops = self.v.operations_requested;
+        let weight = |e: &HotEntry<'_>| -> Result<f32, Error> {
+            Ok(provenance_weight(e.class().map_err(ce)?, ops))
+        };
+        match &self.matcher {
+            Matcher::None => {
+                for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
+                    let e = shard.entry(i).ok_or_else(corrupt)?;
+                    let c = EntryCand {
+                        slot,
+                        entry: i as u32,
+                        tf: Vec::new(),
+                        len: e.token_len(),
+                        weight: weight(&e)?,
+                    };
+                    self.push_entry(c);
+                }
+            }
+            Matcher::Terms { terms, fuzzy } => {
+                let ng = terms.len();
+                let groups: Vec<Vec<String>> = if *fuzzy {
+                    let set = fst::Set::from(shard.terms().map_err(ce)?.into_fst());
+                    let mut out = Vec::with_capacity(ng);
+                    for t in terms {
+                        let ex = fuzzy::expand(&set, t, &FuzzyOptions::default());
+                        if ex.truncated {
+                            self.coverage.add_reason(reason::FUZZY_EXPANSION_LIMIT);
+                        }
+                        out.push(ex.terms.into_iter().map(|f| f.term).collect());
+                    }
+                    out
+                } else {
+                    terms.iter().map(|t| vec![t.clone()]).collect()
+                };
+                let mut tfs: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+                for (g, group) in groups.iter().enumerate() {
+                    for term in group {
+                        self.highlight.insert(term.clone());
+                        for p in shard.postings(term).map_err(ce)? {
+                            if mask.get(p.entry as usize).copied().unwrap_or(false) {
+                                tfs.entry(p.entry).or_insert_with(|| vec![0; ng])[g] += p.tf;
+                            }
+                        }
+                    }
+                }
+                for (entry, tf) in tfs {
+                    for (g, &n) in tf.iter().enumerate() {
+                        if n > 0 {
+                            self.df[g] += 1;
+                        }
+                    }
+                    if terms_match(tf.iter().map(|&n| n > 0), self.v.matching) {
+                        let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
+                        let c = EntryCand {
+                            slot,
+                            entry,
+                            len: e.token_len(),
+                            weight: weight(&e)?,
+                            tf,
+                        };
+                        self.push_entry(c);
+                    }
+                }
+            }
+            Matcher::Phrase { phrase, .. } => {
+                let mut found = Vec::new();
+                for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
+                    let e = shard.entry(i).ok_or_else(corrupt)?;
+                    let mut count = phrase.spans(e.text().map_err(ce)?, MAX_SPANS).len();
+                    if let Some(th) = e.thinking().map_err(ce)? {
+                        count += phrase.spans(th, MAX_SPANS).len();
+                    }
+                    if count > 0 {
+                        found.push((i, count, e.token_len(), weight(&e)?));
+                    }
+                }
+                for (i, count, len, w) in found {
+                    self.df[0] += 1;
+                    self.push_entry(EntryCand {
+                        slot,
+                        entry: i as u32,
+                        tf: vec![count as u32],
+                        len,
+                        weight: w,
+                    });
+                }
+            }
+            Matcher::Regex(re) => {
+                let mut found = Vec::new();
+                for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
+                    if self.regex_stopped {
+                        break;
+                    }
+                    let e = shard.entry(i).ok_or_else(corrupt)?;
+                    let mut count = 0;
+                    let texts = [Some(e.text().map_err(ce)?), e.thinking().map_err(ce)?];
+                    for text in texts.into_iter().flatten() {
+                        let hay = nfkc(text);
+                        if !self.budget.charge(hay.len()) {
+                            self.regex_stopped = true;
+                            self.coverage.add_reason(reason::REGEX_HAYSTACK_BUDGET);
+                            break;
+                        }
+                        if re.is_match_text(&hay) {
+                            count += re.find_spans(&hay, MAX_SPANS).len().max(1);
+                        }
+                    }
+                    if count > 0 {
+                        found.push((i, count, e.token_len(), weight(&e)?));
+                    }
+                }
+                for (i, count, len, w) in found {
+                    self.df[0] += 1;
+                    self.push_entry(EntryCand {
+                        slot,
+                        entry: i as u32,
+                        tf: vec![count as u32],
+                        len,
+                        weight: w,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Per cold session (catalog ordinal): the groups and terms its vocabulary holds.
+type ColdTerms = HashMap<u32, (BTreeSet<usize>, Vec<String>)>;
+
+fn note(map: &mut ColdTerms, session: u32, group: usize, term: &str) {
+    let e = map.entry(session).or_default();
+    e.0.insert(group);
+    if e.1.len() < MAX_MATCHED_TERMS && !e.1.iter().any(|t| t == term) {
+        e.1.push(term.to_owned());
+    }
+}
+
+/// Which cold sessions' vocabularies hold what, from the catalog's merged term map.
+fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
+    let mut out = ColdTerms::new();
+    let Some(cat) = index.catalog() else {
+        return Ok(out);
+    };
+    match &s.matcher {
+        Matcher::None => {}
+        Matcher::Terms { terms, fuzzy } => {
+            let set = fst::Set::from(cat.terms().map_err(ce)?.into_fst());
+            for (g, t) in terms.iter().enumerate() {
+                let group: Vec<String> = if *fuzzy {
+                    let ex = fuzzy::expand(&set, t, &FuzzyOptions::default());
+                    if ex.truncated {
+                        s.coverage.add_reason(reason::FUZZY_EXPANSION_LIMIT);
+                    }
+                    ex.terms.into_iter().map(|f| f.term).collect()
+                } else {
+                    vec![t.clone()]
+                };
+                for term in group {
+                    for sess in cat.sessions_with(&term).map_err(ce)? {
+                        note(&mut out, sess, g, &term);
+                    }
+                }
+            }
+        }
+        Matcher::Phrase { tokens, .. } => {
+            if tokens.is_empty() {
+                return Ok(out);
+            }
+            let k = tokens.len();
+            let map = cat.terms().map_err(ce)?;
+            let mut stream = map.stream();
+            // Per token: the sessions holding a term that can carry it (the first token may
+            // end a longer term, the last may start one: phrases match substrings).
+            let mut per_token: Vec<HashMap<u32, String>> = vec![HashMap::new(); k];
+            while let Some((term, ord)) = stream.next() {
+                let Ok(term) = std::str::from_utf8(term) else {
+                    continue;
+                };
+                for (j, tok) in tokens.iter().enumerate() {
+                    let ok = if k == 1 {
+                        term.contains(tok.as_str())
+                    } else if j == 0 {
+                        term.ends_with(tok.as_str())
+                    } else if j == k - 1 {
+                        term.starts_with(tok.as_str())
+                    } else {
+                        term == tok
+                    };
+                    if ok {
+                        for sess in cat.sessions_at(ord).map_err(ce)? {
+                            per_token[j].entry(sess).or_insert_with(|| term.to_owned());
+                        }
+                    }
+                }
+            }
+            if let Some((first, rest)) = per_token.split_first() {
+                for (&sess, term) in first {
+                    if rest.iter().all(|m| m.contains_key(&sess)) {
+                        note(&mut out, sess, 0, term);
+                        for m in rest {
+                            if let Some(t) = m.get(&sess) {
+                                note(&mut out, sess, 0, t);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Matcher::Regex(re) => {
+            let map = cat.terms().map_err(ce)?;
+            let mut stream = map.stream();
+            while let Some((term, ord)) = stream.next() {
+                if !s.budget.charge(term.len()) {
+                    s.coverage.add_reason(reason::REGEX_HAYSTACK_BUDGET);
+                    break;
+                }
+                if re.is_match_term(term) {
+                    let t = String::from_utf8_lossy(term).into_owned();
+                    for sess in cat.sessions_at(ord).map_err(ce)? {
+                        note(&mut out, sess, 0, &t);
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Tuples of a digest matching every structural filter; `None` when no filter is set.
+fn structural_matches(
+    v: &ValidRecall,
+    d: &ColdDigest<Bytes>,
+) -> Result<Option<Vec<StructuralEntry>>, Error> {
+    let r = &v.request;
+    let outcome = r.outcome.map(Outcome::as_str);
+    let filters = [
+        (Field::Role, r.role.as_deref()),
+        (Field::Tool, r.tool.as_deref()),
+        (Field::Ref, r.reference.as_deref()),
+        (Field::Provider, r.provider.as_deref()),
+        (Field::Action, r.action.as_deref()),
+        (Field::Outcome, outcome),
+    ];
+    let mut set: Option<BTreeSet<u32>> = None;
+    for (field, value) in filters {
+        let Some(value) = value else { continue };
+        let post: BTreeSet<u32> = d
+            .field_postings(field, value)
+            .map_err(ce)?
+            .into_iter()
+            .collect();
+        set = Some(match set {
+            None => post,
+            Some(s) => s.intersection(&post).copied().collect(),
+        });
+    }
+    let Some(set) = set else { return Ok(None) };
+    let mut out = Vec::new();
+    for ord in set {
+        let Some(t) = d.tuple(ord as usize) else {
+            continue;
+        };
+        out.push(StructuralEntry {
+            index: u64::from(t.index()),
+            entry_id: t.entry_id().ok().map(str::to_owned),
+            operation_address: t.operation_address().ok().flatten().map(str::to_owned),
+        });
+    }
+    Ok(Some(out))
+}
+
+enum Target {
+    Many(Vec<usize>),
+    One(String, Option<usize>),
+}
+
+fn norm_dir(s: &str) -> &str {
+    let t = s.trim_end_matches('/');
+    if t.is_empty() {
+        "/"
+    } else {
+        t
+    }
+}
+
+fn in_dir(cwd: Option<&str>, dir: &str) -> bool {
+    let Some(c) = cwd else { return false };
+    let (c, d) = (norm_dir(c), norm_dir(dir));
+    c == d || d == "/" || c.strip_prefix(d).is_some_and(|rest| rest.starts_with('/'))
+}
+
+fn target(index: &Index, ctx: &QueryContext, v: &ValidRecall) -> Result<Target, Error> {
+    let cwd = v.request.cwd.as_deref().or(ctx.cwd.as_deref());
+    match &v.scope {
+        Scope::Global => Ok(Target::Many((0..index.entries().len()).collect())),
+        Scope::Project => {
+            let Some(cwd) = cwd else {
+                return Err(Error::new(
+                    ErrorCode::InvalidScope,
+                    "scope `project` needs a cwd (the request's `cwd` or the caller's)",
+                )
+                .with_details(json!({"field": "scope"})));
+            };
+            Ok(Target::Many(
+                index
+                    .entries()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| in_dir(e.summary.cwd.as_deref(), cwd))
+                    .map(|(i, _)| i)
+                    .collect(),
+            ))
+        }
+        Scope::Session => {
+            if let Some(cur) = &ctx.session {
+                let r = index.resolve(cur)?;
+                let pos = match &r {
+                    Resolved::Indexed(i) => Some(*i),
+                    Resolved::Unindexed(_) => None,
+                };
+                return Ok(Target::One(index.path_of(&r), pos));
+            }
+            let Some(cwd) = cwd else {
+                return Err(Error::new(
+                    ErrorCode::InvalidScope,
+                    "scope `session` needs a current session or a cwd",
+                )
+                .with_details(json!({"field": "scope"})));
+            };
+            let newest = index
+                .entries()
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.summary.cwd.as_deref().map(norm_dir) == Some(norm_dir(cwd)))
+                .max_by(|(_, a), (_, b)| {
+                    a.summary
+                        .last_ts
+                        .cmp(&b.summary.last_ts)
+                        .then_with(|| b.identity.path.cmp(&a.identity.path))
+                });
+            match newest {
+                Some((i, e)) => Ok(Target::One(e.identity.path.clone(), Some(i))),
+                None => Err(Error::new(
+                    ErrorCode::SessionNotFound,
+                    format!("no session has the cwd `{cwd}`"),
+                )
+                .with_details(json!({"cwd": cwd}))),
+            }
+        }
+        Scope::Explicit(s) => {
+            let r = index.resolve(s)?;
+            let pos = match &r {
+                Resolved::Indexed(i) => Some(*i),
+                Resolved::Unindexed(_) => None,
+            };
+            Ok(Target::One(index.path_of(&r), pos))
+        }
+    }
+}
+
+fn round(score: f32) -> f64 {
+    (f64::from(score) * 10_000.0).round() / 10_000.0
+}
+
+/// Runs a recall over `index` (opened for the request's branch mode).
+///
+/// # Errors
+///
+/// The request's validation codes, `regex_*` for a refused pattern, `invalid_scope`,
+/// `session_not_found`, `ambiguous_session`, `stale_pointer` for a single-session call whose
+/// bindings no longer match, `index_corrupt`.
+#[allow(clippy::too_many_lines)]
+pub fn recall(
+    index: &Index,
+    opts: &EngineOptions,
+    ctx: &QueryContext,
+    req: &RecallRequest,
+) -> Result<Page, Error> {
+    let v = req.clone().validate()?;
+    if v.branches != index.branches() {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            "the index was opened for another branch mode",
+        ));
+    }
+    let matcher = match (&v.query, v.mode) {
+        (None, _) => Matcher::None,
+        (Some(q), QueryMode::Literal | QueryMode::Fuzzy) => Matcher::Terms {
+            terms: QueryTerms::parse(q).terms().to_vec(),
+            fuzzy: v.mode == QueryMode::Fuzzy,
+        },
+        (Some(q), QueryMode::Phrase) => match Phrase::new(q) {
+            Some(p) => Matcher::Phrase {
+                tokens: tokenize(p.as_str()),
+                phrase: p,
+            },
+            None => Matcher::None,
+        },
+        (Some(q), QueryMode::Regex) => Matcher::Regex(CompiledRegex::new(q, &opts.regex)?),
+    };
+    let ng = matcher.groups();
+    let mut s = Search {
+        v: &v,
+        matcher,
+        coverage: Coverage::complete(),
+        docs: 0,
+        total_len: 0,
+        df: vec![0; ng],
+        cold_docs: 0,
+        cold_df: vec![0; ng],
+        entries: Vec::new(),
+        colds: Vec::new(),
+        highlight: BTreeSet::new(),
+        budget: HaystackBudget::new(&opts.regex),
+        regex_stopped: false,
+    };
+    let lexical = !matches!(s.matcher, Matcher::None);
+    let mut slots: Vec<Slot> = Vec::new();
+    let single = match target(index, ctx, &v)? {
+        Target::One(path, pos) => {
+            let h = hydrate(
+                &path,
+                v.branches,
+                v.request.source_hash.as_deref(),
+                v.request.lineage_fingerprint.as_deref(),
+            )?;
+            let n = h.selection.records.len();
+            if let Some((a, b)) = v.entry_range {
+                if a >= n || b >= n {
+                    return Err(Error::new(
+                        ErrorCode::IndexOutOfBounds,
+                        format!("`entryRange` [{a}, {b}] is outside the session's {n} entries"),
+                    )
+                    .with_details(json!({"field": "entryRange", "entries": n})));
+                }
+            }
+            let policy = Policy {
+                max_entry_chars: u32::MAX,
+                ..opts.policy
+            };
+            let built = hot::build(&h.session.meta, &h.selection, &policy).map_err(ce)?;
+            let shard = HotShard::open(Bytes::Owned(built)).map_err(ce)?;
+            s.coverage.eligible_sessions = 1;
+            s.coverage.indexed_sessions = 1;
+            if !h.selection.coverage.complete {
+                s.coverage.incomplete_sessions = 1;
+                for r in &h.selection.coverage.reasons {
+                    if r.code.makes_incomplete() {
+                        s.coverage.add_reason(r.code.as_str());
+                    }
+                }
+            }
+            let _ = pos;
+            slots.push(Slot {
+                session_id: h.session.meta.session_id.clone(),
+                file: h.path.clone(),
+                last_ts: shard.summary().last_ts,
+                source_hash: h.source_hash.clone(),
+                lineage: h.selection.lineage_fingerprint.clone(),
+                shard: Some(shard),
+                catalog: pos,
+                cold: false,
+            });
+            true
+        }
+        Target::Many(list) => {
+            let mut list = list;
+            let entries = index.entries();
+            list.sort_by(|&a, &b| {
+                entries[b]
+                    .summary
+                    .last_ts
+                    .cmp(&entries[a].summary.last_ts)
+                    .then_with(|| entries[a].identity.path.cmp(&entries[b].identity.path))
+            });
+            s.coverage.eligible_sessions = list.len() as u64;
+            let mut cold_seen = 0usize;
+            for i in list {
+                let e = &entries[i];
+                if !e.summary.coverage.complete {
+                    s.coverage.incomplete_sessions += 1;
+                    for r in &e.summary.coverage.reasons {
+                        s.coverage.add_reason(&r.code);
+                    }
+                }
+                let cold = e.tier == Tier::Cold;
+                let shard = if cold { None } else { index.hot(i)? };
+                if !cold && shard.is_none() {
+                    s.coverage.add_reason("index_file_missing");
+                    continue;
+                }
+                if cold {
+                    if cold_seen >= CANDIDATE_DIGEST_BUDGET {
+                        s.coverage.add_reason(reason::CANDIDATE_DIGEST_BUDGET);
+                        continue;
+                    }
+                    cold_seen += 1;
+                }
+                s.coverage.indexed_sessions += 1;
+                slots.push(Slot {
+                    session_id: e.summary.session_id.clone(),
+                    file: e.identity.path.clone(),
+                    last_ts: e.summary.last_ts,
+                    source_hash: e.identity.source_hash.clone(),
+                    lineage: e.summary.lineage_fingerprint.clone(),
+                    shard,
+                    catalog: Some(i),
+                    cold,
+                });
+            }
+            false
+        }
+    };
+
+    // Hot (and hydrated) sessions.
+    for (k, slot) in slots.iter().enumerate() {
+        if let Some(shard) = &slot.shard {
+            s.search_shard(k, shard)?;
+        }
+    }
+
+    // Cold sessions.
+    let any_cold = slots.iter().any(|sl| sl.cold);
+    if any_cold {
+        if let Matcher::Regex(re) = &s.matcher {
+            if re.can_span_tokens() {
+                s.coverage.add_reason(reason::COLD_REGEX_SPANS_TOKENS);
+            }
+        }
+        let vocab = cold_terms(&mut s, index)?;
+        let structural = has_structural(&v);
+        for (k, slot) in slots.iter().enumerate().filter(|(_, sl)| sl.cold) {
+            let Some(ci) = slot.catalog else { continue };
+            s.cold_docs += 1;
+            let (groups, terms) = match vocab.get(&(ci as u32)) {
+                Some((g, t)) => (g.iter().copied().collect::<Vec<_>>(), t.clone()),
+                None => (Vec::new(), Vec::new()),
+            };
+            for &g in &groups {
+                if let Some(d) = s.cold_df.get_mut(g) {
+                    *d += 1;
+                }
+            }
+            let lexical_ok = match &s.matcher {
+                Matcher::None => true,
+                Matcher::Terms { terms: q, .. } => {
+                    terms_match((0..q.len()).map(|g| groups.contains(&g)), v.matching)
+                }
+                Matcher::Phrase { .. } | Matcher::Regex(_) => !groups.is_empty(),
+            };
+            if !lexical_ok {
+                continue;
+            }
+            let mut found = Vec::new();
+            if structural {
+                let Some(d) = index.cold(ci)? else {
+                    s.coverage.add_reason("index_file_missing");
+                    continue;
+                };
+                if let Some(m) = structural_matches(&v, &d)? {
+                    if m.is_empty() {
+                        continue;
+                    }
+                    found = m;
+                }
+            }
+            let summary = &index.entries()[ci].summary;
+            let mut time_unproven = false;
+            if has_time(&v) {
+                let (first, last) = (summary.first_ts, summary.last_ts);
+                let (since, until) = (v.since_ms.unwrap_or(i64::MIN), v.until_ms.unwrap_or(i64::MAX));
+                match (first, last) {
+                    (Some(f), Some(l)) => {
+                        if l < since || f > until {
+                            continue;
+                        }
+                        time_unproven = f < since || l > until;
+                    }
+                    _ => continue,
+                }
+            }
+            if let (Matcher::Terms { terms: q, .. }, QueryMatch::All) = (&s.matcher, v.matching) {
+                if q.len() > 1 {
+                    s.coverage.add_reason(reason::COLD_ALL_REQUIRES_HYDRATION);
+                }
+            }
+            if let Matcher::Phrase { tokens, .. } = &s.matcher {
+                if tokens.len() > 1 {
+                    s.coverage.add_reason(reason::COLD_PHRASE_REQUIRES_HYDRATION);
+                }
+            }
+            if (lexical && structural) || time_unproven {
+                s.coverage
+                    .add_reason(reason::COLD_STRUCTURAL_FILTER_REQUIRES_HYDRATION);
+            }
+            s.colds.push(ColdCand {
+                slot: k,
+                groups,
+                terms,
+                structural: found,
+            });
+        }
+    }
+
+    // Rank.
+    let mut bm = Bm25::new(s.docs, s.total_len);
+    bm.docs += s.cold_docs;
+    let df: Vec<u64> = s.df.iter().zip(&s.cold_df).map(|(a, b)| a + b).collect();
+    #[derive(Clone, Copy)]
+    enum Item {
+        Entry,
+        Cold(usize),
+    }
+    let mut items: Vec<(f32, usize, u32, Item)> = Vec::new();
+    for c in &s.entries {
+        let score = if lexical {
+            bm.score(
+                c.weight,
+                c.len,
+                c.tf.iter().zip(&df).map(|(&tf, &d)| (tf, d)),
+            )
+        } else {
+            0.0
+        };
+        items.push((score, c.slot, c.entry, Item::Entry));
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let avg = bm.avg_len.round() as u32;
+    for (k, c) in s.colds.iter().enumerate() {
+        let score = if lexical {
+            bm.score(1.0, avg, c.groups.iter().map(|&g| (1, df[g])))
+        } else {
+            0.0
+        };
+        items.push((score, c.slot, 0, Item::Cold(k)));
+    }
+    items.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| slots[b.1].last_ts.cmp(&slots[a.1].last_ts))
+            .then_with(|| slots[a.1].file.cmp(&slots[b.1].file))
+            .then_with(|| a.2.cmp(&b.2))
+    });
+    if items.len() > CANDIDATE_ITEM_BUDGET {
+        items.truncate(CANDIDATE_ITEM_BUDGET);
+        s.coverage.add_reason(reason::CANDIDATE_ITEM_BUDGET);
+    }
+    let total = items.len() as u64;
+
+    // One page, bounded.
+    let highlight = QueryTerms::from_terms(s.highlight.iter().cloned());
+    let branches_arg = (v.branches == Branches::All).then_some(Branches::All);
+    let offset = usize::try_from(v.offset).unwrap_or(usize::MAX);
+    let mut hits = Vec::new();
+    let mut used = 600 + serde_json::to_string(&s.coverage).map_or(0, |c| c.len());
+    used += serde_json::to_string(req).map_or(0, |r| r.len());
+    for &(score, slot_k, entry, item) in items.iter().skip(offset).take(v.page_size as usize) {
+        let slot = &slots[slot_k];
+        let hit = match item {
+            Item::Entry => {
+                let Some(shard) = &slot.shard else { continue };
+                let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
+                let mut text = e.text().map_err(ce)?;
+                if text.is_empty() {
+                    text = e.thinking().map_err(ce)?.unwrap_or("");
+                }
+                let spans = match &s.matcher {
+                    Matcher::None => Vec::new(),
+                    Matcher::Terms { .. } => crate::bm25::term_spans(text, &highlight, 16),
+                    Matcher::Phrase { phrase, .. } => phrase.spans(text, 16),
+                    Matcher::Regex(re) => re.find_spans(text, 16),
+                };
+                let follow = Call::expand(&ExpandRequest {
+                    session: slot.file.clone(),
+                    indices: Some(vec![i64::from(entry)]),
+                    source_hash: Some(slot.source_hash.clone()),
+                    lineage_fingerprint: Some(slot.lineage.clone()),
+                    branches: branches_arg,
+                    ..ExpandRequest::default()
+                })?;
+                Hit {
+                    kind: HitKind::Entry,
+                    session_id: slot.session_id.clone(),
+                    file: slot.file.clone(),
+                    entry_id: Some(e.entry_id().map_err(ce)?.to_owned()),
+                    index: Some(u64::from(entry)),
+                    operation_address: e.operation_address().map_err(ce)?.map(str::to_owned),
+                    role: e.role().map_err(ce)?.map(str::to_owned),
+                    tool: e.tool().map_err(ce)?.map(str::to_owned),
+                    outcome: e.outcome().map_err(ce)?,
+                    timestamp: e.timestamp().map_err(ce)?,
+                    score: round(score),
+                    snippet: Some(snippet(text, &spans, &SnippetOptions::default())),
+                    matched_terms: Vec::new(),
+                    matched_structural_entries: Vec::new(),
+                    follow,
+                }
+            }
+            Item::Cold(k) => {
+                let c = &s.colds[k];
+                let mut structural = c.structural.clone();
+                structural.truncate(MAX_STRUCTURAL_ENTRIES);
+                let follow = Call::recall(&RecallRequest {
+                    scope: Some(Scope::Explicit(slot.file.clone())),
+                    cwd: None,
+                    entry_range: None,
+                    offset: None,
+                    source_hash: Some(slot.source_hash.clone()),
+                    lineage_fingerprint: Some(slot.lineage.clone()),
+                    ..req.clone()
+                })?;
+                Hit {
+                    kind: HitKind::Session,
+                    session_id: slot.session_id.clone(),
+                    file: slot.file.clone(),
+                    entry_id: None,
+                    index: None,
+                    operation_address: None,
+                    role: None,
+                    tool: None,
+                    outcome: None,
+                    timestamp: slot.last_ts.and_then(format_rfc3339_ms),
+                    score: round(score),
+                    snippet: None,
+                    matched_terms: c.terms.clone(),
+                    matched_structural_entries: structural,
+                    follow,
+                }
+            }
+        };
+        let len = serde_json::to_string(&hit).map_or(0, |h| h.len()) + 1;
+        if !hits.is_empty() && used + len > MAX_PAGE_CHARS {
+            break;
+        }
+        used += len;
+        hits.push(hit);
+    }
+    let end = offset.saturating_add(hits.len());
+    let next = if (end as u64) < total {
+        let mut n = req.clone();
+        n.offset = Some(end as u64);
+        if single {
+            n.source_hash = Some(slots[0].source_hash.clone());
+            n.lineage_fingerprint = Some(slots[0].lineage.clone());
+        }
+        Some(Call::recall(&n)?)
+    } else {
+        None
+    };
+    Ok(Page {
+        total,
+        hits,
+        next,
+        coverage: s.coverage,
+        error: None,
+    })
+}
