@@ -41,7 +41,8 @@ strings:bytes string_offsets:[u32] text:bytes text_offsets:[u32] thinking:bytes 
 thinking_offsets:[u32] lengths:[u32] class:[u8] flags:[u8] outcome:[u8] is_error:[u8] \
 timestamp:[i64] line:[u64] offset:[u64] entry_id parent_id logical_parent_id kind role tool \
 reference provider action operation_address parent_entry_id call_id timestamp_raw:[u32] \
-files:[u32] files_offsets:[u32] terms:fst post_starts:[u32] post_entries:[u32] post_tf:[u32]}";
+files:[u32] files_offsets:[u32] terms:fst post_starts:[u32] post_entries:[u32] post_tf:[u32] \
+resume:bytes}";
 
 /// Flag bit: `text` was cut at `max_entry_chars`.
 pub const FLAG_TEXT_TRUNCATED: u8 = 1;
@@ -92,6 +93,7 @@ pub(crate) struct HotPayload {
     post_starts: Vec<u32>,
     post_entries: Vec<u32>,
     post_tf: Vec<u32>,
+    resume: Vec<u8>,
 }
 
 pub(crate) fn class_code(c: TextClass) -> u8 {
@@ -196,6 +198,22 @@ pub fn stored_text<'r>(r: &'r Record, policy: &Policy) -> (&'r str, Option<&'r s
 ///
 /// [`ErrorKind::TooLarge`] when a column exceeds `u32` offsets (4 GiB of text).
 pub fn build(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<Aligned> {
+    build_with_resume(meta, sel, policy, &[])
+}
+
+/// [`build`], also storing `resume`: opaque bytes the sync keeps with a hot shard so that a
+/// source that only grew can be continued without parsing its old bytes again (the
+/// text-free record list and reader state of `sessiondex_source::resume`).
+///
+/// # Errors
+///
+/// As [`build`].
+pub fn build_with_resume(
+    meta: &SessionMeta,
+    sel: &Selection,
+    policy: &Policy,
+    resume: &[u8],
+) -> Result<Aligned> {
     let mut summary = SessionSummary::new(meta, sel);
     let n = sel.records.len();
     let mut st = StrTableBuilder::new();
@@ -236,6 +254,7 @@ pub fn build(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<Ali
         post_starts: Vec::new(),
         post_entries: Vec::new(),
         post_tf: Vec::new(),
+        resume: resume.to_vec(),
     };
     let mut postings: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
     let mut tf: HashMap<String, u32> = HashMap::new();
@@ -374,6 +393,7 @@ struct Cols {
     post_starts: Col,
     post_entries: Col,
     post_tf: Col,
+    resume: Col,
 }
 
 /// An opened hot shard over any bytes (an mmap, a `Vec<u8>`, a WASM buffer).
@@ -447,6 +467,7 @@ impl<B: AsRef<[u8]>> HotShard<B> {
             post_starts: Col::of(base, a.post_starts.as_slice()),
             post_entries: Col::of(base, a.post_entries.as_slice()),
             post_tf: Col::of(base, a.post_tf.as_slice()),
+            resume: c(a.resume.as_slice()),
         };
         let per_entry = [
             cols.class,
@@ -505,6 +526,12 @@ impl<B: AsRef<[u8]>> HotShard<B> {
     /// The underlying bytes.
     pub fn bytes(&self) -> &B {
         &self.bytes
+    }
+
+    /// The bytes stored with [`build_with_resume`] (empty when none).
+    #[must_use]
+    pub fn resume_bytes(&self) -> &[u8] {
+        self.cols.resume.bytes(self.base()).unwrap_or(&[])
     }
 
     /// Number of entries (records of the selection).

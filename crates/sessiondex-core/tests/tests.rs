@@ -811,3 +811,15 @@ fn unaligned_bytes_are_refused_not_misread() {
     assert_eq!(e.code(), "index_unaligned");
     assert!(HotShard::open(format::aligned(&shifted[1..])).is_ok());
 }
+
+#[test]
+fn hot_resume_bytes_round_trip() {
+    let (m, s) = sample();
+    let plain = hot::build(&m, &s, &Policy::default()).unwrap();
+    assert!(HotShard::open(plain).unwrap().resume_bytes().is_empty());
+    let blob = br#"{"records":[],"resumeState":{"v":1}}"#;
+    let bytes = hot::build_with_resume(&m, &s, &Policy::default(), blob).unwrap();
+    let shard = HotShard::open(bytes).unwrap();
+    assert_eq!(shard.resume_bytes(), blob);
+    assert_eq!(shard.entry_count(), s.records.len());
+}
