@@ -17,7 +17,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -26,8 +26,9 @@ use sessiondex_core::format::{Aligned, FileKind, FORMAT_VERSION};
 use sessiondex_core::store::Store;
 use sessiondex_core::{cold, hot, Policy, SessionSummary};
 use sessiondex_source::{self as source, Branches, ErrorKind as SourceErrorKind, ReadOptions};
+use sha2::{Digest, Sha256};
 
-use crate::identity::{hash_file, HashingReader, Stat};
+use crate::identity::{hash_file, hex, HashingReader, Stat};
 use crate::{Config, Error, ErrorCode};
 
 /// One reason with the number of sessions (or files) it applies to.
@@ -91,6 +92,10 @@ pub struct SyncReport {
     pub failed: u64,
     /// Source bytes read (parsing and hashing).
     pub bytes_read: u64,
+    /// Source bytes parsed into records (a grown source parses only its new bytes).
+    pub bytes_parsed: u64,
+    /// Sessions continued from where the last sync stopped, because their source only grew.
+    pub appended: u64,
     /// Coverage after the sync.
     pub coverage: IndexCoverage,
 }
@@ -291,7 +296,33 @@ pub fn sync(
                 entries.push((old, None));
                 continue;
             }
-            if same_build && report.bytes_read + c.stat.size <= config.max_sync_source_bytes {
+            let grew = c.stat.size > old.identity.size;
+            if same_build
+                && grew
+                && tier == Tier::Hot
+                && report.indexed < config.max_sync_sessions as u64
+                && report.bytes_read + c.stat.size <= config.max_sync_source_bytes
+            {
+                // A live session that only grew: verify the old prefix, parse the new bytes.
+                match append_one(store, &policy, &policy_fp, branches, c, &old, &opts) {
+                    Ok(Some(done)) => {
+                        report.bytes_read += done.bytes_read;
+                        report.bytes_parsed += done.bytes_parsed;
+                        report.indexed += 1;
+                        report.appended += 1;
+                        hot_left = hot_left.saturating_sub(1);
+                        entries.push((done.entry, None));
+                        catalog_changed = true;
+                        continue;
+                    }
+                    Ok(None) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            if same_build
+                && !grew
+                && report.bytes_read + c.stat.size <= config.max_sync_source_bytes
+            {
                 // The stat moved: the content decides.
                 report.bytes_read += c.stat.size;
                 if let Ok(hash) = hash_file(&c.path, None) {
@@ -330,6 +361,7 @@ pub fn sync(
         match index_one(store, &policy, &policy_fp, branches, tier, c, &opts) {
             Ok((entry, vocab, bytes)) => {
                 report.bytes_read += bytes;
+                report.bytes_parsed += bytes;
                 report.indexed += 1;
                 hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
                 entries.push((entry, vocab));
@@ -469,21 +501,69 @@ fn index_one(
         .map_err(|_| IndexOneError::Source(SourceErrorKind::Io, 0))?;
     let session = read.map_err(|e| IndexOneError::Source(e.kind(), bytes))?;
     let sel = session.select(branches);
+    let (entry, vocab) = write_index(
+        store,
+        policy,
+        policy_fp,
+        branches,
+        tier,
+        c,
+        &session,
+        &sel,
+        SourceIdentityParts {
+            path: &path_str,
+            hash,
+        },
+    )
+    .map_err(IndexOneError::Index)?;
+    Ok((entry, vocab, bytes))
+}
+
+struct SourceIdentityParts<'a> {
+    path: &'a str,
+    hash: String,
+}
+
+/// The session without texts, as stored in a hot shard's resume column.
+fn resume_blob(session: &source::Session) -> Vec<u8> {
+    let mut bare = session.clone();
+    for r in &mut bare.records {
+        r.text.clear();
+        r.thinking = None;
+    }
+    serde_json::to_vec(&bare).unwrap_or_default()
+}
+
+/// Builds the index file of a read session, writes it, and returns its catalog entry.
+#[allow(clippy::too_many_arguments)]
+fn write_index(
+    store: &Store,
+    policy: &Policy,
+    policy_fp: &str,
+    branches: Branches,
+    tier: Tier,
+    c: &Candidate,
+    session: &source::Session,
+    sel: &source::Selection,
+    id: SourceIdentityParts<'_>,
+) -> Result<(CatalogEntry, Vocab), Error> {
     let (kind, built) = match tier {
-        Tier::Hot => (FileKind::Hot, hot::build(&session.meta, &sel, policy)),
-        Tier::Cold => (FileKind::Cold, cold::build(&session.meta, &sel, policy)),
+        Tier::Hot => (
+            FileKind::Hot,
+            hot::build_with_resume(&session.meta, sel, policy, &resume_blob(session)),
+        ),
+        Tier::Cold => (FileKind::Cold, cold::build(&session.meta, sel, policy)),
     };
-    let built = built.map_err(|e| IndexOneError::Index(core_error(&e)))?;
-    let written = store
+    let built = built.map_err(|e| core_error(&e))?;
+    store
         .write(branches, kind, &c.key, &built)
-        .map_err(|e| IndexOneError::Index(core_error(&e)))?;
-    let _ = written;
+        .map_err(|e| core_error(&e))?;
     // The summary as stored in the file (caps may have added reasons there).
     let mut summary = match tier {
         Tier::Hot => hot::HotShard::open(&built[..]).map(|s| s.summary().clone()),
         Tier::Cold => cold::ColdDigest::open(&built[..]).map(|s| s.summary().clone()),
     }
-    .unwrap_or_else(|_| SessionSummary::new(&session.meta, &sel));
+    .unwrap_or_else(|_| SessionSummary::new(&session.meta, sel));
     summary.cache_bytes = built.len() as u64;
     let vocab = match tier {
         Tier::Cold => cold::ColdDigest::open(&built[..])
@@ -494,11 +574,134 @@ fn index_one(
     let entry = CatalogEntry {
         summary,
         tier,
-        identity: identity(&path_str, &c.stat, hash),
+        identity: identity(id.path, &c.stat, id.hash),
         policy_fingerprint: policy_fp.to_owned(),
         format_version: FORMAT_VERSION,
     };
-    Ok((entry, vocab, bytes))
+    Ok((entry, vocab))
+}
+
+struct Appended {
+    entry: CatalogEntry,
+    bytes_read: u64,
+    bytes_parsed: u64,
+}
+
+/// Hashes what passes through: every byte into `full`, the first `prefix_len` bytes into
+/// `prefix` too.
+struct TeeHash<R> {
+    inner: R,
+    full: Sha256,
+    prefix: Sha256,
+    prefix_len: u64,
+    pos: u64,
+}
+
+impl<R: Read> Read for TeeHash<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let chunk = &buf[..n];
+        self.full.update(chunk);
+        if self.pos < self.prefix_len {
+            let take = usize::try_from(self.prefix_len - self.pos).map_or(n, |left| left.min(n));
+            self.prefix.update(&chunk[..take]);
+        }
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// Continues a hot session whose source only grew: the old prefix must hash to the recorded
+/// `sourceHash`, the reader resumes from the last complete line, and old records keep the
+/// text stored in the old shard. `Ok(None)` when that is not possible (prefix changed, no
+/// resume data, a record whose text the old shard does not have): the caller reads the whole
+/// source instead.
+fn append_one(
+    store: &Store,
+    policy: &Policy,
+    policy_fp: &str,
+    branches: Branches,
+    c: &Candidate,
+    old: &CatalogEntry,
+    opts: &ReadOptions,
+) -> Result<Option<Appended>, Error> {
+    let shard_path = store.path(branches, FileKind::Hot, &c.key);
+    let Ok(Some(shard)) = store.load(&shard_path, hot::HotShard::open) else {
+        return Ok(None);
+    };
+    let Ok(prev) = serde_json::from_slice::<source::Session>(shard.resume_bytes()) else {
+        return Ok(None);
+    };
+    let start = prev.coverage.complete_bytes;
+    if start > old.identity.size {
+        return Ok(None);
+    }
+    let path_str = c.path.to_string_lossy().into_owned();
+    let Ok(file) = File::open(&c.path) else {
+        return Ok(None);
+    };
+    let mut tee = TeeHash {
+        inner: file,
+        full: Sha256::new(),
+        prefix: Sha256::new(),
+        prefix_len: old.identity.size,
+        pos: 0,
+    };
+    // The old complete lines are hashed, not parsed.
+    if std::io::copy(&mut (&mut tee).take(start), &mut std::io::sink()).ok() != Some(start) {
+        return Ok(None);
+    }
+    let mut reader = BufReader::with_capacity(256 * 1024, tee);
+    let resumed = source::resume(prev, &mut reader, opts);
+    let mut tee = reader.into_inner();
+    if std::io::copy(&mut tee, &mut std::io::sink()).is_err() {
+        return Ok(None);
+    }
+    let total = tee.pos;
+    if hex(&tee.prefix.finalize()) != old.identity.source_hash || total < old.identity.size {
+        return Ok(None);
+    }
+    let Ok(session) = resumed else {
+        return Ok(None);
+    };
+    let hash = hex(&tee.full.finalize());
+    let mut sel = session.select(branches);
+    // Old records take their stored text from the old shard.
+    let mut stored: HashMap<&str, (&str, Option<&str>)> = HashMap::new();
+    for e in shard.entries() {
+        if let (Ok(id), Ok(text), Ok(thinking)) = (e.entry_id(), e.text(), e.thinking()) {
+            stored.insert(id, (text, thinking));
+        }
+    }
+    for r in &mut sel.records {
+        if r.offset < start {
+            let Some((text, thinking)) = stored.get(r.entry_id.as_str()) else {
+                return Ok(None);
+            };
+            r.text = (*text).to_owned();
+            r.thinking = thinking.map(str::to_owned);
+        }
+    }
+    drop(stored);
+    let (entry, _) = write_index(
+        store,
+        policy,
+        policy_fp,
+        branches,
+        Tier::Hot,
+        c,
+        &session,
+        &sel,
+        SourceIdentityParts {
+            path: &path_str,
+            hash,
+        },
+    )?;
+    Ok(Some(Appended {
+        entry,
+        bytes_read: total,
+        bytes_parsed: total - start,
+    }))
 }
 
 /// Writes the catalog; cold entries reused from the last sync get their vocabulary from their

@@ -329,3 +329,64 @@ fn non_session_files_are_counted_once_and_not_reread() {
     let r = sync(&m);
     assert_eq!((r.failed, r.bytes_read), (1, 0));
 }
+
+#[test]
+fn an_appended_session_parses_only_the_new_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, files) = corpus(tmp.path());
+    let m = memory(tmp.path(), &src, Config::default());
+    sync(&m);
+    let claude = find(&files, "claude-code/");
+    let old_len = fs::metadata(&claude).unwrap().len();
+    let line = "{\"type\":\"user\",\"uuid\":\"c0000001-0000-4000-8000-000000000009\",\"parentUuid\":\"c0000001-0000-4000-8000-000000000008\",\"isSidechain\":false,\"sessionId\":\"3f9d2c71-8a4e-4b6f-9c3d-2e1f0a9b8c7d\",\"timestamp\":\"2026-11-03T14:01:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"thanks, ship it\"}}\n";
+    let mut f = fs::OpenOptions::new().append(true).open(&claude).unwrap();
+    std::io::Write::write_all(&mut f, line.as_bytes()).unwrap();
+    drop(f);
+    let r = sync(&m);
+    assert_eq!((r.indexed, r.appended, r.reused), (1, 1, 3), "{r:?}");
+    assert_eq!(r.bytes_parsed, line.len() as u64);
+    assert_eq!(r.bytes_read, old_len + line.len() as u64);
+    // The continued index equals a clean build of the grown file.
+    let appended = m.sessions(Branches::Active).unwrap();
+    let fresh = memory(&tmp.path().join("clean"), &src, Config::default());
+    assert_eq!(fresh.sessions(Branches::Active).unwrap(), appended);
+    // Byte for byte: the continued shard is the shard a full read builds.
+    let key_files = |root: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<_> = fs::read_dir(root.join("index/v1/active"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "hot"))
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    fs::read(&p).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(key_files(tmp.path()), key_files(&tmp.path().join("clean")));
+    let s = appended
+        .sessions
+        .iter()
+        .find(|s| s.file.contains("claude-code"))
+        .unwrap();
+    assert_eq!(s.entry_count, 12);
+    // A rewrite of the old part (same length + more) is caught by the prefix hash: full read.
+    let text = fs::read_to_string(&claude).unwrap();
+    let mut rewritten = text.replace("exponential backoff", "EXPONENTIAL BACKOFF");
+    rewritten.push_str(
+        &line
+            .replace("ship it", "ship it now")
+            .replace("-000000000009", "-000000000010")
+            .replace(
+                "\"parentUuid\":\"c0000001-0000-4000-8000-000000000008\"",
+                "\"parentUuid\":\"c0000001-0000-4000-8000-000000000009\"",
+            ),
+    );
+    fs::write(&claude, rewritten).unwrap();
+    let r = sync(&m);
+    assert_eq!((r.indexed, r.appended), (1, 0), "{r:?}");
+    assert_eq!(r.bytes_parsed, fs::metadata(&claude).unwrap().len());
+}
