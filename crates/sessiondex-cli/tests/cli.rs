@@ -186,3 +186,117 @@ fn missing_source_and_bad_usage_exit_codes() {
     let usage = bin().args(["walk", "--branches", "some"]).output().unwrap();
     assert_eq!(usage.status.code(), Some(2));
 }
+
+#[test]
+fn index_json_report_and_two_concurrent_indexers() {
+    let dir = std::env::temp_dir().join(format!("sdx-cli-idx-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = || {
+        bin()
+            .args(["index", "--json", "--source"])
+            .arg(repo("examples/sessions"))
+            .arg("--index-dir")
+            .arg(&dir)
+            .spawn()
+            .unwrap()
+    };
+    let kids: Vec<_> = (0..3).map(|_| run()).collect();
+    for k in kids {
+        assert!(k.wait_with_output().unwrap().status.success());
+    }
+    let out = bin()
+        .args(["index", "--json", "--source"])
+        .arg(repo("examples/sessions"))
+        .arg("--index-dir")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in ["indexed", "reused", "removed", "failed", "bytesRead"] {
+        assert!(report[key].is_u64(), "{key}: {report}");
+    }
+    assert_eq!(report["reused"], 4);
+    assert_eq!(report["indexed"], 0);
+    assert_eq!(report["coverage"]["complete"], true);
+    assert_eq!(report["coverage"]["eligibleSessions"], 4);
+    let list = bin()
+        .args(["sessions", "--json", "--source"])
+        .arg(repo("examples/sessions"))
+        .arg("--index-dir")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let list: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let sessions = list["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 4);
+    for key in [
+        "sessionId",
+        "file",
+        "format",
+        "cwd",
+        "firstTs",
+        "lastTs",
+        "entryCount",
+        "toolHistogram",
+        "errorCount",
+        "filesTouched",
+        "tier",
+        "coverage",
+    ] {
+        assert!(sessions[0].get(key).is_some(), "{key}: {}", sessions[0]);
+    }
+    // newest first
+    let last: Vec<&str> = sessions
+        .iter()
+        .map(|s| s["lastTs"].as_str().unwrap())
+        .collect();
+    let mut sorted = last.clone();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(last, sorted);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn config_file_and_flags() {
+    let dir = std::env::temp_dir().join(format!("sdx-cli-cfg-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("sessiondex.toml");
+    std::fs::write(&cfg, "hotSessions = 1\n").unwrap();
+    let list = |extra: &[&str]| -> Value {
+        let out = bin()
+            .args(["sessions", "--json", "--source"])
+            .arg(repo("examples/sessions"))
+            .arg("--index-dir")
+            .arg(dir.join("index"))
+            .arg("--config")
+            .arg(&cfg)
+            .args(extra)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let hot = |v: &Value| {
+        v["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["tier"] == "hot")
+            .count()
+    };
+    assert_eq!(hot(&list(&[])), 1);
+    assert_eq!(hot(&list(&["--hot-sessions", "3"])), 3);
+    std::fs::write(&cfg, "hotSesions = 1\n").unwrap();
+    let bad = bin()
+        .args(["index", "--json", "--config"])
+        .arg(&cfg)
+        .arg("--index-dir")
+        .arg(dir.join("index"))
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    let body: Value = serde_json::from_slice(&bad.stdout).unwrap();
+    assert_eq!(body["error"]["code"], "invalid_config");
+    let _ = std::fs::remove_dir_all(&dir);
+}
