@@ -10,6 +10,9 @@ use serde::Serialize;
 use sessiondex::source::{self, Branches, Format, ReadOptions, Record};
 use sessiondex::{Config, Error, Memory};
 
+mod query;
+use query::{CallArgs, ExpandArgs, RecallArgs, TraceArgs};
+
 /// Fast, honest recall over coding agent session logs.
 #[derive(Debug, Parser)]
 #[command(name = "sessiondex", version, about, propagate_version = true)]
@@ -26,6 +29,14 @@ enum Command {
     Index(IndexArgs),
     /// List indexed sessions, newest first.
     Sessions(IndexArgs),
+    /// Search past sessions: ranked entry hits (and cold session candidates) with follow calls.
+    Recall(RecallArgs),
+    /// Read complete records of one session by index, entry id, operation address or range.
+    Expand(ExpandArgs),
+    /// Run a `follow` or `next` call exactly as a hit or page gave it (JSON, or `-` for stdin).
+    Call(CallArgs),
+    /// Follow one session's lineage across files: ancestors, root, descendants.
+    Trace(TraceArgs),
 }
 
 /// Where the sessions and the index are, and every config key as a flag.
@@ -129,10 +140,20 @@ enum FormatArg {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["source", "session"])))]
 struct WalkArgs {
-    /// A session file, or a directory searched recursively for `*.jsonl` session files.
+    /// A session file, or a directory searched recursively for `*.jsonl` session files. With
+    /// `--session`: where sessions are found (repeatable; default: the standard locations).
     #[arg(long, value_name = "PATH")]
-    source: PathBuf,
+    source: Vec<PathBuf>,
+    /// One session by id or path, read through the index (ids resolve after a sync).
+    #[arg(long, value_name = "ID_OR_PATH")]
+    session: Option<String>,
+    /// The index directory (with `--session`).
+    #[arg(long, value_name = "DIR")]
+    index_dir: Option<PathBuf>,
+    #[command(flatten)]
+    config: ConfigArgs,
     /// `active`: the path from the current leaf to the root; `all`: every record.
     #[arg(long, value_enum, default_value = "active")]
     branches: BranchesArg,
@@ -176,9 +197,14 @@ struct ErrorBody<'a> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Walk(args) if args.session.is_some() => query::walk_session(&args),
         Command::Walk(args) => walk(&args),
         Command::Index(args) => index(&args, false),
         Command::Sessions(args) => index(&args, true),
+        Command::Recall(args) => query::recall(&args),
+        Command::Expand(args) => query::expand(&args),
+        Command::Call(args) => query::call(&args),
+        Command::Trace(args) => query::trace(&args),
     };
     match result {
         Ok(code) => code,
@@ -206,8 +232,8 @@ fn walk(args: &WalkArgs) -> io::Result<ExitCode> {
             FormatArg::Codex => Format::Codex,
         }),
     };
-    if !args.source.exists() {
-        let message = format!("{}: no such file or directory", args.source.display());
+    if let Some(missing) = args.source.iter().find(|s| !s.exists()) {
+        let message = format!("{}: no such file or directory", missing.display());
         if args.json {
             let body =
                 serde_json::json!({"error": {"code": "source_not_found", "message": message}});
@@ -217,7 +243,11 @@ fn walk(args: &WalkArgs) -> io::Result<ExitCode> {
         }
         return Ok(ExitCode::from(1));
     }
-    let files = source::discover(&args.source);
+    let files: Vec<PathBuf> = args
+        .source
+        .iter()
+        .flat_map(|s| source::discover(s))
+        .collect();
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let stderr = io::stderr();
@@ -458,9 +488,9 @@ fn progress_bar() -> Option<indicatif::ProgressBar> {
         return None;
     }
     let bar = indicatif::ProgressBar::new(0);
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "indexing {bar:40} {pos}/{len} sessions ({eta})",
-    ) {
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("indexing {bar:40} {pos}/{len} sessions ({eta})")
+    {
         bar.set_style(style);
     }
     Some(bar)

@@ -770,7 +770,10 @@ pub fn recall(
             let mut time_unproven = false;
             if has_time(&v) {
                 let (first, last) = (summary.first_ts, summary.last_ts);
-                let (since, until) = (v.since_ms.unwrap_or(i64::MIN), v.until_ms.unwrap_or(i64::MAX));
+                let (since, until) = (
+                    v.since_ms.unwrap_or(i64::MIN),
+                    v.until_ms.unwrap_or(i64::MAX),
+                );
                 match (first, last) {
                     (Some(f), Some(l)) => {
                         if l < since || f > until {
@@ -788,7 +791,8 @@ pub fn recall(
             }
             if let Matcher::Phrase { tokens, .. } = &s.matcher {
                 if tokens.len() > 1 {
-                    s.coverage.add_reason(reason::COLD_PHRASE_REQUIRES_HYDRATION);
+                    s.coverage
+                        .add_reason(reason::COLD_PHRASE_REQUIRES_HYDRATION);
                 }
             }
             if (lexical && structural) || time_unproven {

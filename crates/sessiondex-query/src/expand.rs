@@ -271,7 +271,9 @@ pub fn expand(
             let rest = &picked[k..];
             let contiguous = rest.windows(2).all(|w| w[1] == w[0] + 1);
             let (indices, range) = match (rest.first(), rest.last()) {
-                (Some(&a), Some(&b)) if contiguous && rest.len() > 1 => (None, Some([a as i64, b as i64])),
+                (Some(&a), Some(&b)) if contiguous && rest.len() > 1 => {
+                    (None, Some([a as i64, b as i64]))
+                }
                 _ => (Some(rest.iter().map(|&i| i as i64).collect()), None),
             };
             Some(Call::expand(&ExpandRequest {

@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use sessiondex_core::catalog::{Catalog, CatalogEntry, Tier};
 use sessiondex_core::cold::ColdDigest;
 use sessiondex_core::format::{Aligned, FileKind};
@@ -12,6 +11,7 @@ use sessiondex_core::hot::HotShard;
 use sessiondex_core::mmap::Mmap;
 use sessiondex_core::store::Store;
 use sessiondex_source::{self as source, Branches, ReadOptions, Selection, Session};
+use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorCode};
 
@@ -296,7 +296,10 @@ impl Index {
             .with_details(json!({ "session": s }))),
             _ => Err(Error::new(
                 ErrorCode::AmbiguousSession,
-                format!("{} sessions have the id `{s}`; name one by path", paths.len()),
+                format!(
+                    "{} sessions have the id `{s}`; name one by path",
+                    paths.len()
+                ),
             )
             .with_details(json!({ "session": s, "candidates": paths }))),
         }

@@ -37,9 +37,9 @@ pub use engine::{recall, EngineOptions, QueryContext};
 pub use error::{Error, ErrorCode};
 pub use expand::{expand, walk, Expansion, Walk, WalkRequest};
 pub use index::Index;
-pub use sessions::{sessions, trace, SessionsPage, SessionsRequest, Trace};
 pub use regex::{CompiledRegex, RegexLimits};
 pub use request::{
     Call, Coverage, ExpandRequest, Hit, HitKind, Page, QueryMatch, QueryMode, RecallRequest, Scope,
 };
+pub use sessions::{sessions, trace, SessionsPage, SessionsRequest, Trace};
 pub use snippet::{snippet, Snippet, SnippetOptions};

@@ -15,7 +15,12 @@ use crate::index::{hydrate, Index, Resolved};
 use crate::request::Coverage;
 
 /// Link kinds that point from a session to its parent.
-pub const PARENT_LINKS: [&str; 4] = ["parent_session", "branched_from", "forked_from", "subagent_of"];
+pub const PARENT_LINKS: [&str; 4] = [
+    "parent_session",
+    "branched_from",
+    "forked_from",
+    "subagent_of",
+];
 
 /// Whether the source of an indexed session is still what was indexed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -249,7 +254,11 @@ pub fn sessions(
             }
         }
         if since.is_some() || until.is_some() {
-            let created = s.created.as_deref().and_then(parse_rfc3339_ms).or(s.first_ts);
+            let created = s
+                .created
+                .as_deref()
+                .and_then(parse_rfc3339_ms)
+                .or(s.first_ts);
             let Some(t) = created else { continue };
             if since.is_some_and(|a| t < a) || until.is_some_and(|b| t > b) {
                 continue;
@@ -260,7 +269,12 @@ pub fn sessions(
                 continue;
             };
             let hit = l.target == p
-                || pi.is_some_and(|pi| index.entries().get(pi).is_some_and(|pe| names(pe, &l.target)));
+                || pi.is_some_and(|pi| {
+                    index
+                        .entries()
+                        .get(pi)
+                        .is_some_and(|pe| names(pe, &l.target))
+                });
             if !hit {
                 continue;
             }

@@ -19,12 +19,18 @@
 mod config;
 pub mod identity;
 mod memory;
+// `query` is the re-exported query crate; the facade's entry points live in `query.rs`.
+#[path = "query.rs"]
+mod queries;
 pub mod sync;
 
 pub use config::{default_index_dir, default_sources, Config, ConfigError};
 pub use memory::{Memory, SessionCoverage, SessionInfo, SessionList};
+pub use queries::{context_from_env, engine_options, index_coverage, CallResult};
 pub use sessiondex_core::tokenize;
 pub use sessiondex_query as query;
+pub use sessiondex_query::request::{Call, Coverage, ExpandRequest, Page, RecallRequest};
 pub use sessiondex_query::{Error, ErrorCode};
+pub use sessiondex_query::{Expansion, QueryContext, SessionsRequest, Trace, Walk, WalkRequest};
 pub use sessiondex_source as source;
 pub use sync::{IndexCoverage, ReasonCount, SyncReport};
