@@ -129,8 +129,8 @@ impl SessionSummary {
             if let Some(t) = r.tool.as_ref().filter(|_| r.kind == "tool_call") {
                 *tools.entry(t.clone()).or_default() += 1;
             }
-            let paired_result = r.kind != "tool_call"
-                && r.call_id.as_deref().is_some_and(|id| calls.contains(id));
+            let paired_result =
+                r.kind != "tool_call" && r.call_id.as_deref().is_some_and(|id| calls.contains(id));
             if r.is_error == Some(true) && !paired_result {
                 errors += 1;
             }
