@@ -397,8 +397,8 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
         if per_tuple.iter().any(|col| col.len() != n) || cols.strings.offsets.len() == 0 {
             return Err(Error::corrupt("cold digest columns differ in length"));
         }
-        let vocab = fst::Set::new(a.vocab.as_slice())?;
-        let fields = fst::Map::new(a.fields.as_slice())?;
+        let vocab = fst::Set::from(format::checked_fst(a.vocab.as_slice())?);
+        let fields = fst::Map::from(format::checked_fst(a.fields.as_slice())?);
         if cols.field_starts.len() != fields.len() + 1 {
             return Err(Error::corrupt("field postings do not match the field map"));
         }

@@ -500,7 +500,7 @@ impl<B: AsRef<[u8]>> HotShard<B> {
         {
             return Err(Error::corrupt("hot shard columns differ in length"));
         }
-        let terms = fst::Map::new(a.terms.as_slice())?;
+        let terms = fst::Map::from(format::checked_fst(a.terms.as_slice())?);
         let term_count = terms.len();
         if cols.post_starts.len() != term_count + 1 {
             return Err(Error::corrupt("postings do not match the term dictionary"));

@@ -16,6 +16,8 @@ use sessiondex_source::{
 
 #[path = "suite/compat.rs"]
 mod compat;
+#[path = "suite/fuzz.rs"]
+mod fuzz;
 #[cfg(feature = "fs")]
 #[path = "suite/store.rs"]
 mod store;

@@ -1,0 +1,71 @@
+//! Inputs the fuzz targets (`fuzz/fuzz_targets/`) found crashing, replayed: each opens to an
+//! error or reads without panicking. Files are under `tests/data/fuzz/`, named after what broke;
+//! index-file inputs are fuzz inputs, which the targets also try resealed (`format::reseal`).
+
+use sessiondex_core::catalog::Catalog;
+use sessiondex_core::cold::ColdDigest;
+use sessiondex_core::format;
+use sessiondex_core::hot::HotShard;
+
+/// Every read a hot shard offers (what `hot_open` does).
+fn read_hot(bytes: &[u8]) -> Result<(), sessiondex_core::Error> {
+    let shard = HotShard::open(bytes)?;
+    for e in shard.entries() {
+        let _ = e.to_record();
+    }
+    shard.for_each_term(|_, _| {})?;
+    for t in ["the", "fix", ""] {
+        let _ = shard.postings(t).map(Iterator::count);
+    }
+    Ok(())
+}
+
+fn read_cold(bytes: &[u8]) -> Result<(), sessiondex_core::Error> {
+    use fst::Streamer;
+    let d = ColdDigest::open(bytes)?;
+    let v = d.vocabulary()?;
+    let mut s = v.stream();
+    while s.next().is_some() {}
+    let fields = d.fields()?;
+    let mut s = fields.stream();
+    while let Some((_, ord)) = s.next() {
+        let _ = d.field_postings_at(ord);
+    }
+    Ok(())
+}
+
+fn read_catalog(bytes: &[u8]) -> Result<(), sessiondex_core::Error> {
+    use fst::Streamer;
+    let c = Catalog::open(bytes)?;
+    for i in 0..c.len() {
+        let _ = c.session(i);
+    }
+    let terms = c.terms()?;
+    let mut s = terms.stream();
+    while let Some((_, ord)) = s.next() {
+        let _ = c.sessions_at(ord);
+    }
+    Ok(())
+}
+
+/// The input as given and resealed through every reader.
+fn replay(input: &[u8]) -> Vec<Option<String>> {
+    let mut codes = Vec::new();
+    for bytes in [format::copy_aligned(input), format::reseal(input)] {
+        for r in [read_hot(&bytes), read_cold(&bytes), read_catalog(&bytes)] {
+            codes.push(r.err().map(|e| e.code().to_owned()));
+        }
+    }
+    codes
+}
+
+#[test]
+fn hot_shard_with_a_damaged_term_fst() {
+    // hot_open: a shard whose term FST was edited and the envelope resealed; the FST header
+    // still parsed, and fst's node decoder overflowed while streaming the terms. The FST's own
+    // CRC-32C is now checked on open.
+    let input = include_bytes!("../data/fuzz/hot-fst-node-overflow.bin");
+    let codes = replay(input);
+    let resealed_hot = &codes[3];
+    assert_eq!(resealed_hot.as_deref(), Some("index_corrupt"));
+}
