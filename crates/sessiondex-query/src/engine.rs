@@ -77,7 +77,7 @@ enum Matcher {
     None,
     Terms { terms: Vec<String>, fuzzy: bool },
     Phrase { phrase: Phrase, tokens: Vec<String> },
-    Regex(CompiledRegex),
+    Regex(Box<CompiledRegex>),
 }
 
 impl Matcher {
@@ -598,7 +598,7 @@ pub fn recall(
             },
             None => Matcher::None,
         },
-        (Some(q), QueryMode::Regex) => Matcher::Regex(CompiledRegex::new(q, &opts.regex)?),
+        (Some(q), QueryMode::Regex) => Matcher::Regex(Box::new(CompiledRegex::new(q, &opts.regex)?)),
     };
     let ng = matcher.groups();
     let mut s = Search {
