@@ -1,0 +1,63 @@
+//! Regex compile under small limits over an arbitrary pattern; when it compiles, search
+//! arbitrary text and a small vocabulary, checking the FST walk against a plain scan.
+#![no_main]
+
+use libfuzzer_sys::arbitrary::{self, Arbitrary};
+use libfuzzer_sys::fuzz_target;
+use sessiondex_query::regex::HaystackBudget;
+use sessiondex_query::{CompiledRegex, RegexLimits};
+
+#[derive(Debug, Arbitrary)]
+struct Input<'a> {
+    pattern: &'a str,
+    text: &'a str,
+    terms: Vec<&'a str>,
+}
+
+/// Small enough that compiling stays fast; large enough for real patterns.
+const LIMITS: RegexLimits = RegexLimits {
+    max_pattern_bytes: 256,
+    max_nfa_bytes: 64 << 10,
+    max_dfa_bytes: 256 << 10,
+    max_determinize_bytes: 256 << 10,
+    max_haystack_bytes: 4 << 10,
+};
+
+fuzz_target!(|input: Input<'_>| {
+    let Ok(re) = CompiledRegex::new(input.pattern, &LIMITS) else {
+        return;
+    };
+    let _ = (re.memory_usage(), re.can_span_tokens(), re.walks_fst());
+    let matched = re.is_match_text(input.text);
+    let spans = re.find_spans(input.text, 8);
+    // A non-empty match found by the reverse search is a match for the forward pass too.
+    assert!(
+        spans.is_empty() || matched,
+        "find_spans found {spans:?}, is_match_text did not"
+    );
+    for s in &spans {
+        assert!(
+            input.text.get(s.clone()).is_some(),
+            "span {s:?} is not on a char boundary"
+        );
+    }
+
+    let mut terms: Vec<&str> = input.terms.iter().copied().take(64).collect();
+    terms.sort_unstable();
+    terms.dedup();
+    let Ok(set) = fst::Set::from_iter(terms.iter()) else {
+        return;
+    };
+    // Walking the FST (anchored literal prefix) and scanning every term agree.
+    let walked = re.matching_terms(&set, usize::MAX);
+    let scanned = re.matching_terms_in_list(
+        terms.iter().copied(),
+        usize::MAX,
+        &mut HaystackBudget::unlimited(),
+    );
+    assert_eq!(walked, scanned, "FST walk and term scan differ");
+    for t in &terms {
+        assert_eq!(re.is_match_term(t.as_bytes()), scanned.contains(t));
+    }
+    let _ = re.matching_terms_budgeted(&set, 4, &mut HaystackBudget::new(&LIMITS));
+});

@@ -1,0 +1,358 @@
+//! Shared code of the fuzz targets: what each target does with its input, the valid index files
+//! that mutations start from, and the seed generator's output.
+//!
+//! Every `exercise_*` function must return normally on any input; a panic is a bug in the
+//! crate under test (or in an assertion here, which states an invariant of that crate).
+
+use std::sync::OnceLock;
+
+use fst::{IntoStreamer, Streamer};
+use sessiondex_core::catalog::{Catalog, CatalogBuilder, CatalogEntry, SourceIdentity, Tier};
+use sessiondex_core::cold::{self, ColdDigest, Field};
+use sessiondex_core::format::{self, Aligned, FOOTER_LEN, HEADER_LEN};
+use sessiondex_core::hot::{self, HotShard};
+use sessiondex_core::Policy;
+use sessiondex_query::fuzzy::{self, FuzzyOptions};
+use sessiondex_query::{CompiledRegex, RegexLimits};
+use sessiondex_source::{read_bytes, Branches, Format, ReadOptions, Session};
+
+/// The sessions that valid index files are built from: the bundled examples (one per format)
+/// and the damaged sessions of `testdata/`.
+pub const SESSIONS: [(&str, &[u8]); 7] = [
+    (
+        "pi.jsonl",
+        include_bytes!("../../examples/sessions/pi/--home-dev-webapp--/2026-11-02T09-14-03-120Z_019a4c1e-5b2f-7c3d-9e10-4a2b3c4d5e6f.jsonl"),
+    ),
+    (
+        "omp.jsonl",
+        include_bytes!("../../examples/sessions/omp/--home-dev-webapp--/2026-11-05T16-20-00-000Z_019a6f3c-2d4e-7f50-9b1c-3d4e5f6a7b8c.jsonl"),
+    ),
+    (
+        "claude.jsonl",
+        include_bytes!("../../examples/sessions/claude-code/-home-dev-webapp/3f9d2c71-8a4e-4b6f-9c3d-2e1f0a9b8c7d.jsonl"),
+    ),
+    (
+        "codex.jsonl",
+        include_bytes!("../../examples/sessions/codex/2026/11/04/rollout-2026-11-04T08-30-00-019a5e2b-1c3d-7e4f-8a9b-0c1d2e3f4a5b.jsonl"),
+    ),
+    (
+        "damaged-pi.jsonl",
+        include_bytes!("../../testdata/sessions/damaged-pi.jsonl"),
+    ),
+    (
+        "cycle-claude.jsonl",
+        include_bytes!("../../testdata/sessions/cycle-claude.jsonl"),
+    ),
+    (
+        "missing-parent-claude.jsonl",
+        include_bytes!("../../testdata/sessions/missing-parent-claude.jsonl"),
+    ),
+];
+
+/// Valid index files built from [`SESSIONS`].
+#[derive(Debug)]
+pub struct Samples {
+    /// One hot shard per session and branch mode.
+    pub hot: Vec<(String, Aligned)>,
+    /// One cold digest per session and branch mode.
+    pub cold: Vec<(String, Aligned)>,
+    /// One catalog per branch mode: every session, alternating hot and cold.
+    pub catalog: Vec<(String, Aligned)>,
+}
+
+fn read(name: &str, bytes: &[u8]) -> Option<Session> {
+    read_bytes(name, bytes, &ReadOptions::default()).ok()
+}
+
+/// A catalog entry for a session as sync writes it (identity values made up).
+fn catalog_entry(summary: sessiondex_core::SessionSummary, tier: Tier, n: u64) -> CatalogEntry {
+    CatalogEntry {
+        identity: SourceIdentity {
+            path: summary.file.clone(),
+            size: 4096 + n,
+            mtime_ns: 1_767_225_600_000_000_000,
+            ctime_ns: 1_767_225_600_000_000_001,
+            inode: 77 + n,
+            source_hash: "cd".repeat(32),
+        },
+        summary,
+        tier,
+        policy_fingerprint: Policy::default().fingerprint(),
+        format_version: format::FORMAT_VERSION,
+    }
+}
+
+/// The valid index files, built once.
+///
+/// # Panics
+///
+/// When a bundled session does not read or its index files do not build and open: the fuzz
+/// targets would then start from nothing.
+#[must_use]
+pub fn samples() -> &'static Samples {
+    static SAMPLES: OnceLock<Samples> = OnceLock::new();
+    SAMPLES.get_or_init(|| {
+        let policy = Policy::default();
+        let mut s = Samples {
+            hot: Vec::new(),
+            cold: Vec::new(),
+            catalog: Vec::new(),
+        };
+        for branches in [Branches::Active, Branches::All] {
+            let mut cat = CatalogBuilder::new(branches);
+            for (n, (name, bytes)) in SESSIONS.iter().enumerate() {
+                let session = read(name, bytes).expect("a bundled session reads");
+                let sel = session.select(branches);
+                let stem = format!("{}-{}", name.trim_end_matches(".jsonl"), branches.as_str());
+                let h = hot::build(&session.meta, &sel, &policy).expect("hot shard builds");
+                let c = cold::build(&session.meta, &sel, &policy).expect("cold digest builds");
+                let shard = HotShard::open(&h[..]).expect("hot shard opens");
+                let digest = ColdDigest::open(&c[..]).expect("cold digest opens");
+                let (tier, summary, vocab) = if n % 2 == 0 {
+                    (Tier::Hot, shard.summary().clone(), None)
+                } else {
+                    let v = digest.vocabulary_owned().expect("vocabulary");
+                    (Tier::Cold, digest.summary().clone(), Some(v))
+                };
+                cat.add(&catalog_entry(summary, tier, n as u64), vocab)
+                    .expect("catalog entry adds");
+                s.hot.push((format!("{stem}.hot"), h));
+                s.cold.push((format!("{stem}.cold"), c));
+            }
+            let k = cat.finish().expect("catalog builds");
+            Catalog::open(&k[..]).expect("catalog opens");
+            s.catalog
+                .push((format!("catalog-{}.catalog", branches.as_str()), k));
+        }
+        s
+    })
+}
+
+/// `base` with byte edits applied to its payload, then resealed so the checksum passes.
+///
+/// `edits` is read in 4-byte groups: a 24-bit little-endian position (modulo the payload
+/// length) and the byte to store there. A trailing group shorter than 4 bytes is ignored.
+#[must_use]
+pub fn mutate(base: &[u8], edits: &[u8]) -> Aligned {
+    let mut v = base.to_vec();
+    if v.len() > HEADER_LEN + FOOTER_LEN {
+        let payload = v.len() - HEADER_LEN - FOOTER_LEN;
+        for e in edits.chunks_exact(4) {
+            let at =
+                (usize::from(e[0]) | usize::from(e[1]) << 8 | usize::from(e[2]) << 16) % payload;
+            v[HEADER_LEN + at] = e[3];
+        }
+    }
+    format::reseal(&v)
+}
+
+/// Runs `exercise` over the three views of an index-file input: the bytes as given (aligned),
+/// the bytes resealed (a mutated valid file gets past the checksum), and the byte edits of the
+/// input applied to a valid file chosen by its first byte.
+pub fn exercise_file(data: &[u8], valid: &[(String, Aligned)], exercise: impl Fn(&[u8])) {
+    exercise(&format::copy_aligned(data));
+    exercise(&format::reseal(data));
+    if let Some((&pick, edits)) = data.split_first() {
+        if !valid.is_empty() {
+            let base = &valid[usize::from(pick) % valid.len()].1;
+            exercise(&mutate(base, edits));
+        }
+    }
+}
+
+/// Reads `data` as a session (forced `format`, or detected), selects both branch modes,
+/// serializes them, and builds and opens both index files of each.
+///
+/// # Panics
+///
+/// When a reader's invariant breaks: a selection of `all` that is not every record, record
+/// indices that are not positions, or an index file built from a read session that does not
+/// open.
+pub fn exercise_session(data: &[u8], format: Option<Format>) {
+    let Ok(session) = read_bytes("fuzz.jsonl", data, &ReadOptions { format }) else {
+        assert!(format.is_none(), "a forced format always reads");
+        return;
+    };
+    if let Some(f) = format {
+        assert_eq!(session.meta.format, Some(f));
+    }
+    let _ = serde_json::to_string(&session).expect("a session serializes");
+    let policy = Policy::default();
+    for branches in [Branches::Active, Branches::All] {
+        let sel = session.select(branches);
+        if branches == Branches::All {
+            assert_eq!(sel.records.len(), session.records.len());
+        }
+        for (i, r) in sel.records.iter().enumerate() {
+            assert_eq!(r.index, i, "record indices are positions");
+        }
+        let _ = serde_json::to_string(&sel.records).expect("records serialize");
+        // What sync does next: every read session must index.
+        let h = hot::build(&session.meta, &sel, &policy).expect("hot shard builds");
+        let shard = HotShard::open(&h[..]).expect("a built hot shard opens");
+        assert_eq!(shard.entry_count(), sel.records.len());
+        exercise_hot_shard(&shard);
+        let c = cold::build(&session.meta, &sel, &policy).expect("cold digest builds");
+        let digest = ColdDigest::open(&c[..]).expect("a built cold digest opens");
+        exercise_cold_digest(&digest);
+    }
+}
+
+/// A few terms to look up in every index file (present in the samples, and not).
+const TERMS: [&str; 6] = ["the", "fix", "test", "src", "zzzz", ""];
+
+/// Opens a hot shard and reads everything in it.
+pub fn exercise_hot(bytes: &[u8]) {
+    if let Ok(shard) = HotShard::open(bytes) {
+        exercise_hot_shard(&shard);
+    }
+}
+
+fn exercise_hot_shard<B: AsRef<[u8]>>(shard: &HotShard<B>) {
+    let _ = (shard.summary(), shard.policy_fingerprint());
+    let _ = (shard.total_tokens(), shard.avg_len(), shard.term_count());
+    let n = shard.entry_count();
+    assert!(shard.entry(n).is_none());
+    for e in shard.entries() {
+        let _ = e.to_record();
+        let _ = (e.index(), e.flags(), e.truncated(), e.text_excluded());
+        let _ = (e.token_len(), e.line(), e.offset(), e.timestamp_ms());
+        let _ = (
+            e.text(),
+            e.thinking(),
+            e.class(),
+            e.entry_id(),
+            e.parent_id(),
+        );
+        let _ = (
+            e.logical_parent_id(),
+            e.kind(),
+            e.role(),
+            e.tool(),
+            e.reference(),
+        );
+        let _ = (e.provider(), e.action(), e.operation_address());
+        let _ = (e.parent_entry_id(), e.call_id(), e.outcome(), e.is_error());
+        let _ = (e.timestamp(), e.files_touched());
+    }
+    for t in TERMS {
+        if let Ok(p) = shard.postings(t) {
+            for posting in p {
+                let _ = shard.entry(posting.entry as usize);
+            }
+        }
+        let _ = shard.doc_freq(t);
+    }
+    let _ = shard.postings_at(u64::MAX).map(Iterator::count);
+    let _ = shard
+        .postings_at(shard.term_count() as u64)
+        .map(Iterator::count);
+    let _ = shard.for_each_term(|_, _| {});
+    if let Ok(map) = shard.terms() {
+        let mut s = map.stream();
+        let mut k = 0;
+        while let Some((_, ord)) = s.next() {
+            let _ = shard.postings_at(ord).map(Iterator::count);
+            k += 1;
+            if k == 16 {
+                break;
+            }
+        }
+        // The query engine's walks over the term dictionary: fuzzy and regex.
+        let set = fst::Set::from(map.into_fst());
+        query_vocabulary(&set);
+    }
+}
+
+/// Fuzzy and regex term lookups, as recall runs them over a vocabulary.
+fn query_vocabulary<D: AsRef<[u8]>>(set: &fst::Set<D>) {
+    static REGEXES: OnceLock<Vec<CompiledRegex>> = OnceLock::new();
+    let regexes = REGEXES.get_or_init(|| {
+        ["^fi", "es", "^s.c$", "t[a-z]+t"]
+            .iter()
+            .filter_map(|p| CompiledRegex::new(p, &RegexLimits::default()).ok())
+            .collect()
+    });
+    for t in ["fix", "tset"] {
+        let _ = fuzzy::expand(set, t, &FuzzyOptions::default());
+    }
+    for re in regexes {
+        let _ = re.matching_terms(set, 20);
+    }
+}
+
+/// Opens a cold digest, reads everything in it, and feeds its vocabulary to a catalog the
+/// way sync does for cold entries it keeps.
+pub fn exercise_cold(bytes: &[u8]) {
+    if let Ok(d) = ColdDigest::open(bytes) {
+        exercise_cold_digest(&d);
+        if let Ok(v) = d.vocabulary_owned() {
+            let mut cat = CatalogBuilder::new(d.summary().branches);
+            let entry = catalog_entry(d.summary().clone(), Tier::Cold, 0);
+            if cat.add(&entry, Some(v)).is_ok() {
+                if let Ok(k) = cat.finish() {
+                    exercise_catalog(&k);
+                }
+            }
+        }
+    }
+}
+
+fn exercise_cold_digest<B: AsRef<[u8]>>(d: &ColdDigest<B>) {
+    let _ = (d.summary(), d.policy_fingerprint(), d.vocabulary_len());
+    let _ = (d.vocabulary_total(), d.tuples_total());
+    let n = d.tuple_count();
+    assert!(d.tuple(n).is_none());
+    for i in 0..n {
+        let Some(t) = d.tuple(i) else {
+            panic!("tuple {i} of {n} is missing");
+        };
+        let _ = (t.index(), t.entry_id(), t.operation_address(), t.address());
+        let _ = (t.reference(), t.provider(), t.action(), t.role(), t.tool());
+        let _ = (t.outcome(), t.is_error());
+    }
+    for t in TERMS {
+        let _ = d.contains(t);
+        for f in Field::ALL {
+            let _ = d.field_postings(f, t);
+        }
+    }
+    let _ = d.field_postings(Field::ALL[0], "user");
+    let _ = d.field_postings_at(u64::MAX);
+    if let Ok(fields) = d.fields() {
+        let mut s = fields.stream();
+        while let Some((_, ord)) = s.next() {
+            let _ = d.field_postings_at(ord);
+        }
+    }
+    if let Ok(v) = d.vocabulary() {
+        let mut s = v.into_stream();
+        while s.next().is_some() {}
+        query_vocabulary(&v);
+    }
+}
+
+/// Opens a catalog and reads every session and every term's sessions.
+pub fn exercise_catalog(bytes: &[u8]) {
+    let Ok(cat) = Catalog::open(bytes) else {
+        return;
+    };
+    let _ = (cat.branches(), cat.is_empty(), cat.term_count());
+    for i in 0..cat.len() {
+        let _ = cat.path(i);
+        let _ = cat.session(i);
+    }
+    let _ = cat.session(cat.len());
+    for t in TERMS {
+        let _ = cat.sessions_with(t);
+    }
+    let _ = cat.sessions_at(u64::MAX);
+    if let Ok(terms) = cat.terms() {
+        let mut s = terms.stream();
+        while let Some((_, ord)) = s.next() {
+            let _ = cat.sessions_at(ord);
+        }
+        let set = fst::Set::from(terms.into_fst());
+        query_vocabulary(&set);
+    }
+}
