@@ -140,7 +140,7 @@ enum FormatArg {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("what").required(true).args(["source", "session"])))]
+#[command(group(clap::ArgGroup::new("what").required(true).multiple(true).args(["source", "session"])))]
 struct WalkArgs {
     /// A session file, or a directory searched recursively for `*.jsonl` session files. With
     /// `--session`: where sessions are found (repeatable; default: the standard locations).
