@@ -61,7 +61,7 @@ fn documented_examples_print_what_the_docs_say() {
     let mut in_block = false;
     let mut cmd: Option<Vec<String>> = None;
     let mut expected = String::new();
-    let mut check = |cmd: &[String], expected: &str| {
+    let check = |cmd: &[String], expected: &str| {
         let out = run(cmd, &tmp);
         let got = String::from_utf8(out.stdout)
             .unwrap()

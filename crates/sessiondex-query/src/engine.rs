@@ -598,7 +598,9 @@ pub fn recall(
             },
             None => Matcher::None,
         },
-        (Some(q), QueryMode::Regex) => Matcher::Regex(Box::new(CompiledRegex::new(q, &opts.regex)?)),
+        (Some(q), QueryMode::Regex) => {
+            Matcher::Regex(Box::new(CompiledRegex::new(q, &opts.regex)?))
+        }
     };
     let ng = matcher.groups();
     let mut s = Search {

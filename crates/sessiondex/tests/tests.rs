@@ -1,6 +1,8 @@
 //! The facade end to end: sync over real files in a temp dir, invalidation, tiers, budgets.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod query;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
