@@ -20,7 +20,8 @@
 //!
 //! Opening checks, in order: length, magic, version (a future version may change everything
 //! after byte 8), the rest of the header, the exact file length, the checksum, the schema
-//! fingerprint, then rkyv validation of the payload. No input panics.
+//! fingerprint, then rkyv validation of the payload; readers then check each FST's own CRC-32C
+//! (`checked_fst`). No input panics.
 //!
 //! # Alignment
 //!
