@@ -13,7 +13,7 @@ shared="$root/../shared/fixtures/sessions"
 corpus="$fuzz_dir/corpus"
 # Larger logs are cut to their first bytes: libFuzzer's max_len follows the largest seed, and
 # small inputs mutate faster.
-max_seed=32768
+max_seed=16384
 
 mkdir -p "$corpus"
 

@@ -18,8 +18,8 @@ struct Input<'a> {
 const LIMITS: RegexLimits = RegexLimits {
     max_pattern_bytes: 256,
     max_nfa_bytes: 64 << 10,
-    max_dfa_bytes: 256 << 10,
-    max_determinize_bytes: 256 << 10,
+    max_dfa_bytes: 64 << 10,
+    max_determinize_bytes: 64 << 10,
     max_haystack_bytes: 4 << 10,
 };
 

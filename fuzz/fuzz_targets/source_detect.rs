@@ -5,5 +5,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    sessiondex_fuzz::exercise_session(data, None);
+    sessiondex_fuzz::exercise_session(data, None, true);
 });
