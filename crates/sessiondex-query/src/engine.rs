@@ -6,7 +6,7 @@
 //! source. A single-session scope always reads its source (checking the call's bindings) and
 //! searches it as an in-memory hot shard, so its answers are exact and never truncated.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use fst::Streamer;
 use serde_json::json;
@@ -191,8 +191,30 @@ impl Search<'_> {
     fn search_shard(&mut self, slot: usize, shard: &HotShard<Bytes>) -> Result<(), Error> {
         let n = shard.entry_count();
         let mut mask = vec![false; n];
+        // With an outcome filter and no query, one failed call is one hit: a result record
+        // whose call is in the shard defers to the call (both carry the paired outcome). With
+        // a query the result stays searchable, since the output is where the words are.
+        let mut paired_calls: HashSet<&str> = HashSet::new();
+        if self.v.request.outcome.is_some() && matches!(self.matcher, Matcher::None) {
+            for i in 0..n {
+                let e = shard.entry(i).ok_or_else(corrupt)?;
+                if e.kind().map_err(ce)? == "tool_call" {
+                    if let Some(id) = e.call_id().map_err(ce)? {
+                        paired_calls.insert(id);
+                    }
+                }
+            }
+        }
         for (i, m) in mask.iter_mut().enumerate() {
             let e = shard.entry(i).ok_or_else(corrupt)?;
+            if !paired_calls.is_empty()
+                && e.kind().map_err(ce)? != "tool_call"
+                && e.call_id()
+                    .map_err(ce)?
+                    .is_some_and(|id| paired_calls.contains(id))
+            {
+                continue;
+            }
             if self.passes(&e)? {
                 *m = true;
                 self.docs += 1;
