@@ -1,0 +1,9 @@
+//! sessiondex-bench: the deterministic corpus generator ([`gen`]), its query sets
+//! ([`queries`]) and the side-by-side harness ([`compare`]) against tantivy, SQLite FTS5 and
+//! ripgrep (the peers need the `peers` feature, except ripgrep, which runs the `rg` binary).
+
+pub mod compare;
+pub mod gen;
+pub mod queries;
+pub mod rng;
+pub mod systems;

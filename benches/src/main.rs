@@ -1,0 +1,126 @@
+//! `sessiondex-bench`: `gen` writes a deterministic corpus, `compare` runs every system on it.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use sessiondex_bench::compare::{compare, run_system, CompareOptions};
+use sessiondex_bench::gen::{generate, parse_size, GenOptions};
+
+#[derive(Parser)]
+#[command(
+    name = "sessiondex-bench",
+    about = "Corpus generator and side-by-side harness"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Write a deterministic corpus of pi, Claude Code and Codex sessions plus queries.json.
+    Gen {
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Total size of the session files (`200MB`, `2MiB`, bytes).
+        #[arg(long, default_value = "200MB")]
+        size: String,
+        /// Seed: the same seed and size give byte-identical output.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+    },
+    /// Run every system on a generated corpus; print a table (or JSON with --json).
+    Compare {
+        /// A corpus written by `gen`.
+        #[arg(long)]
+        corpus: PathBuf,
+        /// Print the JSON report on stdout (the table goes to stderr).
+        #[arg(long)]
+        json: bool,
+        /// Comma-separated systems (default: all this build has).
+        #[arg(long, value_delimiter = ',')]
+        systems: Vec<String>,
+        /// Timed runs per query (ripgrep: at most 3).
+        #[arg(long, default_value_t = 20)]
+        reps: usize,
+        /// Scratch directory for the indexes (default: <corpus>.work).
+        #[arg(long)]
+        work: Option<PathBuf>,
+    },
+    /// Run one system in this process and print its result as JSON (used by `compare`).
+    #[command(name = "__system", hide = true)]
+    System {
+        name: String,
+        #[arg(long)]
+        corpus: PathBuf,
+        #[arg(long)]
+        work: PathBuf,
+        #[arg(long, default_value_t = 20)]
+        reps: usize,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().cmd {
+        Cmd::Gen { out, size, seed } => {
+            let size = parse_size(&size)?;
+            let t = std::time::Instant::now();
+            let r = generate(&GenOptions {
+                out: out.clone(),
+                size,
+                seed,
+            })?;
+            eprintln!(
+                "wrote {} files, {} bytes, {} active records, {} lines ({:?}) to {} in {:.1} s",
+                r.files,
+                r.bytes,
+                r.records,
+                r.lines,
+                r.per_format,
+                out.display(),
+                t.elapsed().as_secs_f64()
+            );
+        }
+        Cmd::Compare {
+            corpus,
+            json,
+            systems,
+            reps,
+            work,
+        } => {
+            let exe = std::env::current_exe().context("locating this binary")?;
+            let work = work.unwrap_or_else(|| {
+                let mut w = corpus.clone().into_os_string();
+                w.push(".work");
+                PathBuf::from(w)
+            });
+            let c = compare(
+                &exe,
+                &CompareOptions {
+                    corpus,
+                    work,
+                    systems,
+                    reps,
+                },
+            )?;
+            if json {
+                eprintln!("{}", c.text);
+                println!("{}", serde_json::to_string_pretty(&c.json)?);
+            } else {
+                println!("{}", c.text);
+            }
+        }
+        Cmd::System {
+            name,
+            corpus,
+            work,
+            reps,
+        } => {
+            let r = run_system(&name, &corpus, &work, reps)?;
+            println!("{}", serde_json::to_string(&r)?);
+        }
+    }
+    Ok(())
+}
