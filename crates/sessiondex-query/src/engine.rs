@@ -20,7 +20,7 @@ use sessiondex_source::{Branches, Outcome};
 use crate::bm25::{provenance_weight, terms_match, Bm25, Phrase, QueryTerms};
 use crate::error::{Error, ErrorCode};
 use crate::fuzzy::{self, FuzzyOptions};
-use crate::index::{core_error, hydrate, Bytes, Index, Resolved};
+use crate::index::{core_error, Bytes, Index, Resolved};
 use crate::regex::{CompiledRegex, HaystackBudget, RegexLimits};
 use crate::request::{
     reason, Call, Coverage, ExpandRequest, Hit, HitKind, Page, QueryMatch, QueryMode,
@@ -644,7 +644,7 @@ pub fn recall(
     let mut slots: Vec<Slot> = Vec::new();
     let single = match target(index, ctx, &v)? {
         Target::One(path, pos) => {
-            let h = hydrate(
+            let h = index.hydrate(
                 &path,
                 v.branches,
                 v.request.source_hash.as_deref(),

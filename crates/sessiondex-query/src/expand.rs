@@ -7,7 +7,7 @@ use sessiondex_source::{Branches, Format, Record, Selection};
 
 use crate::engine::EngineOptions;
 use crate::error::{Error, ErrorCode};
-use crate::index::{hydrate, Hydrated, Index};
+use crate::index::{Hydrated, Index};
 use crate::request::{Call, Coverage, ExpandRequest, Selector};
 
 /// The session an expansion or walk read.
@@ -156,7 +156,7 @@ fn resolve_and_read(
     lineage: Option<&str>,
 ) -> Result<Hydrated, Error> {
     let r = index.resolve(session)?;
-    hydrate(&index.path_of(&r), branches, source_hash, lineage)
+    index.hydrate(&index.path_of(&r), branches, source_hash, lineage)
 }
 
 fn char_byte(s: &str, chars: usize) -> usize {

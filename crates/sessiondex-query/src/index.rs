@@ -1,34 +1,49 @@
-//! An opened index of one branch mode: the catalog, hot shards and cold digests (mmapped), and
-//! session resolution and hydration from source.
+//! An opened index of one branch mode: the catalog, hot shards and cold digests, and session
+//! resolution and hydration from source.
+//!
+//! An [`Index`] is backed either by the on-disk store (feature `fs`: files mmapped, sources
+//! read from their paths) or by bytes in memory ([`Index::from_memory`]: the catalog, each
+//! session's index file and the sources themselves, as a WASM page holds them). The engine
+//! sees no difference: hydration, expansion and stale checks re-read the source bytes the
+//! backend holds.
 
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::json;
 use sessiondex_core::catalog::{Catalog, CatalogEntry, Tier};
 use sessiondex_core::cold::ColdDigest;
-use sessiondex_core::format::{Aligned, FileKind};
+use sessiondex_core::format::Aligned;
 use sessiondex_core::hot::HotShard;
-use sessiondex_core::mmap::Mmap;
-use sessiondex_core::store::Store;
+#[cfg(feature = "fs")]
+use sessiondex_core::{format::FileKind, mmap::Mmap, store::Store};
 use sessiondex_source::{self as source, Branches, ReadOptions, Selection, Session};
 use sha2::{Digest, Sha256};
+#[cfg(feature = "fs")]
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorCode};
 
-/// Index bytes: a memory map of a stored file, or bytes built in memory (a hydrated session).
+/// Index bytes: a memory map of a stored file, or bytes built in memory (a hydrated session,
+/// an in-memory index).
 #[derive(Debug)]
 pub enum Bytes {
     /// A read-only map of an index file.
+    #[cfg(feature = "fs")]
     Mapped(Mmap),
     /// Aligned bytes in memory.
     Owned(Aligned),
+    /// Aligned bytes in memory, shared with the index that holds them.
+    Shared(Arc<Aligned>),
 }
 
 impl AsRef<[u8]> for Bytes {
     fn as_ref(&self) -> &[u8] {
         match self {
+            #[cfg(feature = "fs")]
             Bytes::Mapped(m) => m.as_ref(),
             Bytes::Owned(a) => a.as_slice(),
+            Bytes::Shared(a) => a.as_slice(),
         }
     }
 }
@@ -43,10 +58,34 @@ pub fn core_error(e: &sessiondex_core::Error) -> Error {
     Error::new(code, e.to_string())
 }
 
+/// The bytes of an in-memory index of one branch mode.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryParts {
+    /// The catalog file; `None` is an empty index.
+    pub catalog: Option<Arc<Aligned>>,
+    /// Per catalog position, the session's index file (hot shard or cold digest, as its
+    /// entry's tier says); `None` counts as a missing file.
+    pub files: Vec<Option<Arc<Aligned>>>,
+    /// The source bytes by path (the catalog's `identity.path`), for hydration and expansion.
+    pub sources: BTreeMap<String, Arc<[u8]>>,
+}
+
+#[derive(Debug)]
+enum Backend {
+    /// The cache store on disk.
+    #[cfg(feature = "fs")]
+    Store(Store),
+    /// Index files and sources in memory.
+    Memory {
+        files: Vec<Option<Arc<Aligned>>>,
+        sources: BTreeMap<String, Arc<[u8]>>,
+    },
+}
+
 /// The catalog of one branch mode with every session decoded, and access to their files.
 #[derive(Debug)]
 pub struct Index {
-    store: Store,
+    backend: Backend,
     branches: Branches,
     entries: Vec<CatalogEntry>,
     catalog: Option<Catalog<Bytes>>,
@@ -74,7 +113,9 @@ pub struct Hydrated {
     pub source_hash: String,
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lowercase hex of `bytes`.
+#[must_use]
+pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
@@ -83,40 +124,69 @@ fn hex(bytes: &[u8]) -> String {
     s
 }
 
+/// SHA-256 (hex) of `bytes`: a source's `sourceHash`.
+#[must_use]
+pub fn source_hash(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
 fn stale(message: impl Into<String>, path: &str) -> Error {
     Error::new(ErrorCode::StalePointer, message).with_details(json!({ "session": path }))
 }
 
-/// Reads a session source, checks its integrity bindings and selects a branch mode.
+/// The error for a source that cannot be read: `stale_pointer` when the caller held a
+/// binding to it, else `session_not_found` (`not_found`) or `source_unreadable`.
+fn unreadable(path: &str, why: &str, not_found: bool, bound: bool) -> Error {
+    if bound {
+        return stale(format!("{path}: the source is gone ({why})"), path);
+    }
+    let code = if not_found {
+        ErrorCode::SessionNotFound
+    } else {
+        ErrorCode::SourceUnreadable
+    };
+    Error::new(code, format!("{path}: {why}")).with_details(json!({ "session": path }))
+}
+
+/// Reads a session source from disk, checks its integrity bindings and selects a branch mode.
 ///
 /// # Errors
 ///
 /// `stale_pointer` when `source_hash` or `lineage` is given and differs (a vanished file
 /// included), `session_not_found` when the file does not exist, `source_unreadable`,
 /// `unknown_format`.
+#[cfg(feature = "fs")]
 pub fn hydrate(
     path: &str,
     branches: Branches,
     source_hash: Option<&str>,
     lineage: Option<&str>,
 ) -> Result<Hydrated, Error> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) => {
-            if source_hash.is_some() {
-                return Err(stale(format!("{path}: the source is gone ({e})"), path));
-            }
-            let code = if e.kind() == std::io::ErrorKind::NotFound {
-                ErrorCode::SessionNotFound
-            } else {
-                ErrorCode::SourceUnreadable
-            };
-            return Err(
-                Error::new(code, format!("{path}: {e}")).with_details(json!({ "session": path }))
-            );
-        }
-    };
-    let hash = hex(&Sha256::digest(&bytes));
+    let bytes = std::fs::read(path).map_err(|e| {
+        unreadable(
+            path,
+            &e.to_string(),
+            e.kind() == std::io::ErrorKind::NotFound,
+            source_hash.is_some(),
+        )
+    })?;
+    hydrate_bytes(path, &bytes, branches, source_hash, lineage)
+}
+
+/// [`hydrate`] over source bytes already in hand (`path` names them).
+///
+/// # Errors
+///
+/// `stale_pointer` when `source_hash` or `lineage` is given and differs, `source_unreadable`,
+/// `unknown_format`.
+pub fn hydrate_bytes(
+    path: &str,
+    bytes: &[u8],
+    branches: Branches,
+    source_hash: Option<&str>,
+    lineage: Option<&str>,
+) -> Result<Hydrated, Error> {
+    let hash = self::source_hash(bytes);
     if let Some(expected) = source_hash {
         if expected != hash {
             return Err(stale(
@@ -125,7 +195,7 @@ pub fn hydrate(
             ));
         }
     }
-    let session = source::read_bytes(path, &bytes, &ReadOptions::default()).map_err(|e| {
+    let session = source::read_bytes(path, bytes, &ReadOptions::default()).map_err(|e| {
         let code = match e.kind() {
             source::ErrorKind::UnknownFormat => ErrorCode::UnknownFormat,
             _ => ErrorCode::SourceUnreadable,
@@ -149,6 +219,7 @@ pub fn hydrate(
     })
 }
 
+#[cfg(feature = "fs")]
 fn map(path: &Path) -> Result<Option<Bytes>, Error> {
     match std::fs::metadata(path) {
         Err(_) => Ok(None),
@@ -156,6 +227,16 @@ fn map(path: &Path) -> Result<Option<Bytes>, Error> {
             .map(|m| Some(Bytes::Mapped(m)))
             .map_err(|e| core_error(&e)),
     }
+}
+
+fn decode(catalog: Option<&Catalog<Bytes>>) -> Result<Vec<CatalogEntry>, Error> {
+    let mut entries = Vec::new();
+    if let Some(cat) = catalog {
+        for i in 0..cat.len() {
+            entries.push(cat.session(i).map_err(|e| core_error(&e))?);
+        }
+    }
+    Ok(entries)
 }
 
 impl Index {
@@ -166,6 +247,7 @@ impl Index {
     ///
     /// `index_unavailable` when the directory cannot be used, `index_corrupt` when the
     /// catalog fails its checks.
+    #[cfg(feature = "fs")]
     pub fn open(root: &Path, branches: Branches) -> Result<Index, Error> {
         let store = Store::open(root.to_path_buf()).map_err(|e| core_error(&e))?;
         let path = store.path(branches, FileKind::Catalog, "");
@@ -173,14 +255,49 @@ impl Index {
             None => None,
             Some(bytes) => Some(Catalog::open(bytes).map_err(|e| core_error(&e))?),
         };
-        let mut entries = Vec::new();
-        if let Some(cat) = &catalog {
-            for i in 0..cat.len() {
-                entries.push(cat.session(i).map_err(|e| core_error(&e))?);
-            }
+        let entries = decode(catalog.as_ref())?;
+        Ok(Index {
+            backend: Backend::Store(store),
+            branches,
+            entries,
+            catalog,
+        })
+    }
+
+    /// An index of `branches` over bytes in memory: the catalog, each session's index file
+    /// and the sources. Hydration and expansion read the sources held here, never a file.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the catalog fails its checks, is of another branch mode, or the
+    /// files do not match its sessions one to one.
+    pub fn from_memory(branches: Branches, parts: MemoryParts) -> Result<Index, Error> {
+        let catalog = match parts.catalog {
+            None => None,
+            Some(bytes) => Some(Catalog::open(Bytes::Shared(bytes)).map_err(|e| core_error(&e))?),
+        };
+        if catalog.as_ref().is_some_and(|c| c.branches() != branches) {
+            return Err(Error::new(
+                ErrorCode::IndexCorrupt,
+                "the catalog is of another branch mode",
+            ));
+        }
+        let entries = decode(catalog.as_ref())?;
+        if entries.len() != parts.files.len() {
+            return Err(Error::new(
+                ErrorCode::IndexCorrupt,
+                format!(
+                    "the catalog has {} sessions but {} index files were given",
+                    entries.len(),
+                    parts.files.len()
+                ),
+            ));
         }
         Ok(Index {
-            store,
+            backend: Backend::Memory {
+                files: parts.files,
+                sources: parts.sources,
+            },
             branches,
             entries,
             catalog,
@@ -205,10 +322,27 @@ impl Index {
         self.catalog.as_ref()
     }
 
-    fn file_path(&self, i: usize, kind: FileKind) -> Option<PathBuf> {
-        let e = self.entries.get(i)?;
-        let key = Store::key(Path::new(&e.identity.path));
-        Some(self.store.path(self.branches, kind, &key))
+    /// The index file of session `i` when its tier is `tier`.
+    fn file(&self, i: usize, tier: Tier) -> Result<Option<Bytes>, Error> {
+        let Some(e) = self.entries.get(i).filter(|e| e.tier == tier) else {
+            return Ok(None);
+        };
+        match &self.backend {
+            #[cfg(feature = "fs")]
+            Backend::Store(store) => {
+                let kind = match tier {
+                    Tier::Hot => FileKind::Hot,
+                    Tier::Cold => FileKind::Cold,
+                };
+                let key = Store::key(Path::new(&e.identity.path));
+                let path: PathBuf = store.path(self.branches, kind, &key);
+                map(&path)
+            }
+            Backend::Memory { files, .. } => {
+                let _ = e;
+                Ok(files.get(i).cloned().flatten().map(Bytes::Shared))
+            }
+        }
     }
 
     /// The hot shard of session `i`; `None` when it is cold or its file is missing.
@@ -217,13 +351,7 @@ impl Index {
     ///
     /// `index_corrupt` when the file fails its checks.
     pub fn hot(&self, i: usize) -> Result<Option<HotShard<Bytes>>, Error> {
-        if self.entries.get(i).map(|e| e.tier) != Some(Tier::Hot) {
-            return Ok(None);
-        }
-        let Some(path) = self.file_path(i, FileKind::Hot) else {
-            return Ok(None);
-        };
-        match map(&path)? {
+        match self.file(i, Tier::Hot)? {
             None => Ok(None),
             Some(b) => HotShard::open(b).map(Some).map_err(|e| core_error(&e)),
         }
@@ -235,15 +363,98 @@ impl Index {
     ///
     /// `index_corrupt` when the file fails its checks.
     pub fn cold(&self, i: usize) -> Result<Option<ColdDigest<Bytes>>, Error> {
-        if self.entries.get(i).map(|e| e.tier) != Some(Tier::Cold) {
-            return Ok(None);
-        }
-        let Some(path) = self.file_path(i, FileKind::Cold) else {
-            return Ok(None);
-        };
-        match map(&path)? {
+        match self.file(i, Tier::Cold)? {
             None => Ok(None),
             Some(b) => ColdDigest::open(b).map(Some).map_err(|e| core_error(&e)),
+        }
+    }
+
+    /// Reads the source `path` (from disk, or the bytes held in memory), checks its integrity
+    /// bindings and selects a branch mode.
+    ///
+    /// # Errors
+    ///
+    /// As [`hydrate`]: `stale_pointer` when a binding differs or a bound source is gone,
+    /// `session_not_found`, `source_unreadable`, `unknown_format`.
+    pub fn hydrate(
+        &self,
+        path: &str,
+        branches: Branches,
+        source_hash: Option<&str>,
+        lineage: Option<&str>,
+    ) -> Result<Hydrated, Error> {
+        match &self.backend {
+            #[cfg(feature = "fs")]
+            Backend::Store(_) => hydrate(path, branches, source_hash, lineage),
+            Backend::Memory { sources, .. } => match sources.get(path) {
+                Some(bytes) => hydrate_bytes(path, bytes, branches, source_hash, lineage),
+                None => Err(unreadable(
+                    path,
+                    "no source of that name is loaded",
+                    true,
+                    source_hash.is_some(),
+                )),
+            },
+        }
+    }
+
+    /// Whether the source of catalog entry `e` is still what was indexed: on disk by its size
+    /// and mtime, in memory by the bytes held under its path.
+    #[must_use]
+    pub fn availability(&self, e: &CatalogEntry) -> crate::sessions::Availability {
+        use crate::sessions::Availability;
+        match &self.backend {
+            #[cfg(feature = "fs")]
+            Backend::Store(_) => match std::fs::metadata(&e.identity.path) {
+                Err(_) => Availability::Missing,
+                Ok(m) => {
+                    let mtime = m
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .and_then(|d| i64::try_from(d.as_nanos()).ok())
+                        .unwrap_or(0);
+                    if m.len() == e.identity.size && mtime == e.identity.mtime_ns {
+                        Availability::Available
+                    } else {
+                        Availability::Stale
+                    }
+                }
+            },
+            Backend::Memory { sources, .. } => match sources.get(&e.identity.path) {
+                None => Availability::Missing,
+                Some(b) if b.len() as u64 == e.identity.size => Availability::Available,
+                Some(_) => Availability::Stale,
+            },
+        }
+    }
+
+    /// Catalog positions whose source is the same file as `s` under another spelling.
+    #[cfg(feature = "fs")]
+    fn same_file(&self, s: &str) -> Option<Vec<usize>> {
+        if !matches!(self.backend, Backend::Store(_)) || !Path::new(s).is_file() {
+            return None;
+        }
+        let mut found = Vec::new();
+        if let Ok(canon) = std::fs::canonicalize(s) {
+            found = self
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| std::fs::canonicalize(&e.identity.path).is_ok_and(|c| c == canon))
+                .map(|(i, _)| i)
+                .collect();
+        }
+        Some(found)
+    }
+
+    /// Whether `s` names a source outside the catalog: an existing file on disk, or bytes
+    /// held in memory.
+    fn unindexed_source(&self, s: &str) -> Option<Vec<usize>> {
+        match &self.backend {
+            #[cfg(feature = "fs")]
+            Backend::Store(_) => self.same_file(s),
+            Backend::Memory { sources, .. } => sources.contains_key(s).then(Vec::new),
         }
     }
 
@@ -265,20 +476,12 @@ impl Index {
             })
             .map(|(i, _)| i)
             .collect();
-        if found.is_empty() && Path::new(s).is_file() {
-            if let Ok(canon) = std::fs::canonicalize(s) {
-                found = self
-                    .entries
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, e)| {
-                        std::fs::canonicalize(&e.identity.path).is_ok_and(|c| c == canon)
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
-            }
-            if found.is_empty() {
-                return Ok(Resolved::Unindexed(s.to_owned()));
+        if found.is_empty() {
+            if let Some(same) = self.unindexed_source(s) {
+                if same.is_empty() {
+                    return Ok(Resolved::Unindexed(s.to_owned()));
+                }
+                found = same;
             }
         }
         let mut paths: Vec<&str> = found

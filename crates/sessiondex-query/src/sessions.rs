@@ -11,7 +11,7 @@ use sessiondex_source::util::parse_rfc3339_ms;
 use sessiondex_source::{Format, SessionLink};
 
 use crate::error::{Error, ErrorCode};
-use crate::index::{hydrate, Index, Resolved};
+use crate::index::{Index, Resolved};
 use crate::request::Coverage;
 
 /// Link kinds that point from a session to its parent.
@@ -121,25 +121,6 @@ pub struct SessionsPage {
     pub coverage: Coverage,
 }
 
-fn availability(e: &CatalogEntry) -> Availability {
-    match std::fs::metadata(&e.identity.path) {
-        Err(_) => Availability::Missing,
-        Ok(m) => {
-            let mtime = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .and_then(|d| i64::try_from(d.as_nanos()).ok())
-                .unwrap_or(0);
-            if m.len() == e.identity.size && mtime == e.identity.mtime_ns {
-                Availability::Available
-            } else {
-                Availability::Stale
-            }
-        }
-    }
-}
-
 fn row_of(s: &SessionSummary, tier: &str, avail: Availability, hash: &str) -> SessionRow {
     SessionRow {
         session_id: s.session_id.clone(),
@@ -162,13 +143,13 @@ fn row_of(s: &SessionSummary, tier: &str, avail: Availability, hash: &str) -> Se
     }
 }
 
-/// The row of catalog entry `e`.
+/// The row of catalog entry `e` of `index`.
 #[must_use]
-pub fn row(e: &CatalogEntry) -> SessionRow {
+pub fn row(index: &Index, e: &CatalogEntry) -> SessionRow {
     let mut r = row_of(
         &e.summary,
         e.tier.as_str(),
-        availability(e),
+        index.availability(e),
         &e.identity.source_hash,
     );
     r.file.clone_from(&e.identity.path);
@@ -279,7 +260,7 @@ pub fn sessions(
                 continue;
             }
         }
-        let r = row(e);
+        let r = row(index, e);
         if req.availability.is_some_and(|a| a != r.availability) {
             continue;
         }
@@ -348,9 +329,9 @@ pub struct Trace {
 pub fn trace(index: &Index, session: &str) -> Result<Trace, Error> {
     let es = index.entries();
     let (start, start_row, start_links) = match index.resolve(session)? {
-        Resolved::Indexed(i) => (Some(i), row(&es[i]), es[i].summary.links.clone()),
+        Resolved::Indexed(i) => (Some(i), row(index, &es[i]), es[i].summary.links.clone()),
         Resolved::Unindexed(p) => {
-            let h = hydrate(&p, index.branches(), None, None)?;
+            let h = index.hydrate(&p, index.branches(), None, None)?;
             let s = SessionSummary::new(&h.session.meta, &h.selection);
             let r = row_of(&s, "unindexed", Availability::Available, &h.source_hash);
             (None, r, s.links)
@@ -378,7 +359,7 @@ pub fn trace(index: &Index, session: &str) -> Result<Trace, Error> {
             break;
         }
         depth += 1;
-        let r = row(&es[p]);
+        let r = row(index, &es[p]);
         ancestors.push(TraceStep {
             link: l,
             depth,
@@ -408,7 +389,7 @@ pub fn trace(index: &Index, session: &str) -> Result<Trace, Error> {
                     descendants.push(TraceStep {
                         link: l.clone(),
                         depth: d + 1,
-                        session: row(&es[*c]),
+                        session: row(index, &es[*c]),
                     });
                     queue.push_back((*c, d + 1));
                 }
