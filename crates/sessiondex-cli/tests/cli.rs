@@ -300,3 +300,42 @@ fn config_file_and_flags() {
     assert_eq!(body["error"]["code"], "invalid_config");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The README's first command, run as written (with the built binary for `cargo run --release
+/// --` and a temp index dir), answers with hits and complete coverage.
+#[test]
+fn readme_main_command_runs() {
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("cargo run --release -- "))
+        .expect("README has the main command");
+    let rest = line.trim_start_matches("cargo run --release -- ");
+    // Split like a shell would for this simple line: double quotes group words.
+    let mut args: Vec<String> = Vec::new();
+    for (i, part) in rest.split('"').enumerate() {
+        if i % 2 == 1 {
+            args.push(part.to_owned());
+        } else {
+            args.extend(part.split_whitespace().map(str::to_owned));
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("sdx-readme-{}", std::process::id()));
+    let out = bin()
+        .current_dir(repo(""))
+        .args(&args)
+        .args(["--json", "--index-dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(page["total"].as_u64().unwrap() > 0);
+    assert_eq!(page["coverage"]["complete"], true);
+    assert_eq!(page["coverage"]["eligibleSessions"], 4);
+    let _ = std::fs::remove_dir_all(&dir);
+}
