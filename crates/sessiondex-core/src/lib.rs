@@ -6,6 +6,7 @@
 //!   structural columns, opened zero-copy from any bytes.
 //! - [`cold::ColdDigest`]: per-session FST vocabulary, structural tuples and metadata.
 //! - [`catalog::Catalog`]: every indexed session plus a merged term -> sessions map.
+//! - [`bundle`]: one file carrying a whole in-memory index (sources, catalogs, shards).
 //! - [`store::Store`] (feature `fs`): the cache directory, atomic writes, lock, cleanup.
 //!
 //! Every file shares the envelope of [`format`]: magic, version, endianness mark, schema
@@ -35,6 +36,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod bundle;
 pub mod catalog;
 pub mod cold;
 mod error;

@@ -17,6 +17,10 @@
 //!   the pointer's `sourceHash` and `lineageFingerprint`.
 //! - [`sessions::sessions`] and [`sessions::trace`]: the catalog, filtered, and session
 //!   lineage across files.
+//!
+//! An [`Index`] reads the on-disk store (feature `fs`, on by default) or bytes in memory;
+//! [`memory::MemoryIndex`] builds one from session files handed over as bytes (the WASM
+//! package), with no filesystem at all.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -28,6 +32,7 @@ pub mod error;
 pub mod expand;
 pub mod fuzzy;
 pub mod index;
+pub mod memory;
 pub mod regex;
 pub mod request;
 pub mod sessions;
@@ -37,6 +42,7 @@ pub use engine::{recall, EngineOptions, QueryContext};
 pub use error::{Error, ErrorCode};
 pub use expand::{expand, walk, Expansion, Walk, WalkRequest};
 pub use index::Index;
+pub use memory::{MemoryConfig, MemoryIndex};
 pub use regex::{CompiledRegex, RegexLimits};
 pub use request::{
     Call, Coverage, ExpandRequest, Hit, HitKind, Page, QueryMatch, QueryMode, RecallRequest, Scope,
