@@ -29,6 +29,7 @@ pub const DEFAULT_MAX_CHARS: u32 = 20_000;
 
 /// How the query text is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum QueryMode {
     /// Canonical terms ranked by BM25 (the default).
@@ -70,6 +71,7 @@ impl QueryMode {
 
 /// Whether one query term suffices or every term must occur in one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum QueryMatch {
     /// At least one term (the default).
@@ -138,8 +140,85 @@ impl<'de> Deserialize<'de> for Scope {
     }
 }
 
+/// JSON Schemas of the types that are not schemars types: [`Scope`] (a string), and the
+/// `sessiondex-source` enums `Branches` and `Outcome` (their serde names).
+#[cfg(feature = "schema")]
+mod schema {
+    use std::borrow::Cow;
+
+    use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+
+    use super::Scope;
+
+    /// `Branches` as serde writes it.
+    pub(super) const BRANCHES: [&str; 2] = ["active", "all"];
+    /// `Outcome` as serde writes it.
+    pub(super) const OUTCOMES: [&str; 4] = ["succeeded", "failed", "aborted", "timed_out"];
+
+    pub(super) fn branches(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "enum": BRANCHES,
+            "description": "`active` (default): the path from the current leaf to the root; `all`: every record",
+        })
+    }
+
+    pub(super) fn outcome(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "enum": OUTCOMES,
+            "description": "Exact outcome of a tool call",
+        })
+    }
+
+    impl JsonSchema for Scope {
+        fn schema_name() -> Cow<'static, str> {
+            Cow::Borrowed("Scope")
+        }
+
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            json_schema!({
+                "type": "string",
+                "pattern": "^(session|project|global|session:.*\\S.*)$",
+                "description": "`project` (default: sessions under the cwd), `global` (every session; never a default), `session` (the current session), or `session:<id-or-path>`",
+            })
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::request::RecallRequest;
+        use sessiondex_source::{Branches, Outcome};
+
+        #[test]
+        fn enum_names_are_the_serde_names() {
+            for b in [Branches::Active, Branches::All] {
+                assert!(BRANCHES.contains(&b.as_str()));
+            }
+            for n in BRANCHES {
+                let b: Branches = serde_json::from_value(serde_json::json!(n)).unwrap();
+                assert_eq!(b.as_str(), n);
+            }
+            for n in OUTCOMES {
+                let o: Outcome = serde_json::from_value(serde_json::json!(n)).unwrap();
+                assert_eq!(o.as_str(), n);
+            }
+        }
+
+        #[test]
+        fn recall_schema_names_every_field() {
+            let schema = serde_json::to_value(schemars::schema_for!(RecallRequest)).unwrap();
+            let props = schema["properties"].as_object().unwrap();
+            assert!(props.contains_key("ref") && props.contains_key("entryRange"));
+            assert_eq!(schema["additionalProperties"], serde_json::json!(false));
+        }
+    }
+}
+
 /// A `recall` request.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RecallRequest {
     /// The query text; absent or empty: typed fields alone decide membership.
@@ -159,6 +238,7 @@ pub struct RecallRequest {
     pub cwd: Option<String>,
     /// `active` (default) or `all` branches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "schema::branches"))]
     pub branches: Option<Branches>,
     /// Exact role filter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -177,6 +257,7 @@ pub struct RecallRequest {
     pub action: Option<String>,
     /// Exact outcome filter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "schema::outcome"))]
     pub outcome: Option<Outcome>,
     /// Entries at or after this time (RFC 3339 or `YYYY-MM-DD`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -401,6 +482,7 @@ impl RecallRequest {
 
 /// An `expand` request.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExpandRequest {
     /// The session id or path.
@@ -438,6 +520,7 @@ pub struct ExpandRequest {
     pub lineage_fingerprint: Option<String>,
     /// `active` (default) or `all` branches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "schema::branches"))]
     pub branches: Option<Branches>,
     /// Character offset into the first selected entry's text (chunk continuation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -599,6 +682,7 @@ impl CallRef {
 /// A complete call (`follow` of a hit, `next` of a page) that the caller passes back
 /// unchanged: `{"ref": "recall" | "expand", "args": {...}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Call {
     /// `recall` or `expand`.

@@ -24,6 +24,7 @@ pub const PARENT_LINKS: [&str; 4] = [
 
 /// Whether the source of an indexed session is still what was indexed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Availability {
     /// The source exists with the size and mtime that were indexed.
@@ -36,6 +37,7 @@ pub enum Availability {
 
 /// A `sessions` request; every filter is optional and they combine with AND.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionsRequest {
     /// An exact session id or source path.
