@@ -122,14 +122,65 @@ impl Memory {
     pub fn recall_in(&self, req: &RecallRequest, ctx: &QueryContext) -> Result<Page, Error> {
         // Refuse a malformed request before any work.
         let valid = req.clone().validate()?;
-        let branches = valid.branches;
-        let report = self.sync(branches, &mut |_, _| {})?;
-        let index = self.index(branches)?;
+        let report = self.sync(valid.branches, &mut |_, _| {})?;
+        self.recall_indexed(req, ctx, &report.coverage)
+    }
+
+    /// [`Memory::recall_in`] over the index as the caller's last sync left it, without
+    /// syncing first (for a caller that syncs on its own schedule, like the MCP server's
+    /// background sync); `sync` is that sync's coverage, merged into the page's.
+    ///
+    /// # Errors
+    ///
+    /// Every code of [`sessiondex_query::engine::recall`].
+    pub fn recall_indexed(
+        &self,
+        req: &RecallRequest,
+        ctx: &QueryContext,
+        sync: &IndexCoverage,
+    ) -> Result<Page, Error> {
+        let valid = req.clone().validate()?;
+        let index = self.index(valid.branches)?;
         let mut page = engine::recall(&index, &engine_options(self.config()), ctx, req)?;
         if !matches!(valid.scope, Scope::Session | Scope::Explicit(_)) {
-            merge_sync(&mut page.coverage, &report.coverage);
+            merge_sync(&mut page.coverage, sync);
         }
         Ok(page)
+    }
+
+    /// [`Memory::expand`] without syncing first: a session named by id resolves only if the
+    /// index already holds it.
+    ///
+    /// # Errors
+    ///
+    /// Every code of [`sessiondex_query::expand::expand`].
+    pub fn expand_indexed(&self, req: &ExpandRequest) -> Result<Expansion, Error> {
+        let index = self.index(req.branches.unwrap_or_default())?;
+        expand::expand(&index, &engine_options(self.config()), req)
+    }
+
+    /// [`Memory::call_in`] without syncing first ([`Memory::recall_indexed`],
+    /// [`Memory::expand_indexed`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Memory::call`].
+    pub fn call_indexed(
+        &self,
+        call: &Call,
+        ctx: &QueryContext,
+        sync: &IndexCoverage,
+    ) -> Result<CallResult, Error> {
+        match call.target()? {
+            CallRef::Recall => Ok(CallResult::Recall(self.recall_indexed(
+                &call.recall_request()?,
+                ctx,
+                sync,
+            )?)),
+            CallRef::Expand => Ok(CallResult::Expand(
+                self.expand_indexed(&call.expand_request()?)?,
+            )),
+        }
     }
 
     /// Re-reads a session and returns the selected records (see
@@ -197,9 +248,25 @@ impl Memory {
         branches: Branches,
     ) -> Result<SessionsPage, Error> {
         let report = self.sync(branches, &mut |_, _| {})?;
+        self.sessions_indexed(req, branches, &report.coverage)
+    }
+
+    /// [`Memory::sessions_filtered`] without syncing first; `sync` is the coverage of the
+    /// caller's last sync.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_time`; `index_corrupt` or `index_unavailable` for an index that cannot be
+    /// opened.
+    pub fn sessions_indexed(
+        &self,
+        req: &SessionsRequest,
+        branches: Branches,
+        sync: &IndexCoverage,
+    ) -> Result<SessionsPage, Error> {
         let index = self.index(branches)?;
         let mut page = sessions::sessions(&index, req, self.config().max_sessions)?;
-        merge_sync(&mut page.coverage, &report.coverage);
+        merge_sync(&mut page.coverage, sync);
         Ok(page)
     }
 
