@@ -10,6 +10,7 @@ use serde::Serialize;
 use sessiondex::source::{self, Branches, Format, ReadOptions, Record};
 use sessiondex::{Config, Error, Memory};
 
+mod mcp;
 mod query;
 use query::{CallArgs, ExpandArgs, RecallArgs, TraceArgs};
 
@@ -37,6 +38,8 @@ enum Command {
     Call(CallArgs),
     /// Follow one session's lineage across files: ancestors, root, descendants.
     Trace(TraceArgs),
+    /// Serve recall, expand, sessions and call as MCP tools over stdio (docs/mcp.md).
+    Mcp(mcp::McpArgs),
 }
 
 /// Where the sessions and the index are, and every config key as a flag.
@@ -205,6 +208,7 @@ fn main() -> ExitCode {
         Command::Expand(args) => query::expand(&args),
         Command::Call(args) => query::call(&args),
         Command::Trace(args) => query::trace(&args),
+        Command::Mcp(args) => mcp::run(&args),
     };
     match result {
         Ok(code) => code,
