@@ -4,7 +4,7 @@ SHELL := /bin/bash
 
 .PHONY: test test-rust lint fmt demo-run walk-example
 
-test: lint test-rust fuzz-check test-python
+test: lint test-rust fuzz-check test-python test-mcp
 
 lint:
 	$(CARGO) fmt --all --check
@@ -62,3 +62,17 @@ test-python:
 	$(PIP) install --force-reinstall --no-deps $(PY_WHEELS)/sessiondex-*.whl
 	cd bindings/python && ../../$(PY_VENV)/bin/python -m pytest; rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "test-python: pytest ran no tests" >&2; exit 1; fi; exit $$rc
+
+# MCP server (docs/mcp.md): `sessiondex mcp` driven by a real client, the `mcp` Python SDK from
+# PyPI, installed in test-python's venv (created here when missing); the raw JSON-RPC cases are
+# Rust tests (crates/sessiondex-cli/tests/mcp.rs) run by test-rust.
+.PHONY: test-mcp
+MCP_PACKAGES := mcp==2.3.0 pytest==9.2.0
+
+test-mcp:
+	test -x $(PY_VENV)/bin/python || $(PYTHON) -m venv $(PY_VENV)
+	$(PIP) install $(MCP_PACKAGES)
+	$(CARGO) build -p sessiondex-cli
+	cd crates/sessiondex-cli/tests/mcp && SESSIONDEX_BIN=$(CURDIR)/target/debug/sessiondex \
+		$(CURDIR)/$(PY_VENV)/bin/python -m pytest -p no:cacheprovider; rc=$$?; \
+		if [ $$rc -eq 5 ]; then echo "test-mcp: pytest ran no tests" >&2; exit 1; fi; exit $$rc
