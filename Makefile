@@ -4,7 +4,7 @@ SHELL := /bin/bash
 
 .PHONY: test test-rust lint fmt demo-run walk-example
 
-test: lint test-rust fuzz-check test-python test-mcp
+test: lint test-rust fuzz-check test-python bench-check test-mcp
 
 lint:
 	$(CARGO) fmt --all --check
@@ -38,6 +38,23 @@ fuzz-smoke:
 	set -e; for t in $(FUZZ_TARGETS); do \
 		$(CARGO) +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS); \
 	done
+
+# Benchmarks (benches/, docs/performance.md). bench-check runs every criterion bench once in
+# test mode so they keep compiling (part of `make test`; no peers). bench writes a 200 MB
+# corpus and runs compare with the peers: tantivy and SQLite FTS5 (compiled in, minutes) and
+# ripgrep (`apt-get install -y ripgrep`).
+.PHONY: bench bench-check
+BENCH_SIZE ?= 200MB
+BENCH_CORPUS := target/bench-corpus
+BENCH := $(CARGO) run --release -q -p sessiondex-bench --features peers --
+
+bench-check:
+	$(CARGO) bench -p sessiondex-bench -- --test
+
+bench:
+	rm -rf $(BENCH_CORPUS)
+	$(BENCH) gen --out $(BENCH_CORPUS) --size $(BENCH_SIZE) --seed 42
+	$(BENCH) compare --corpus $(BENCH_CORPUS)
 
 # Python bindings (bindings/python): maturin and the test tools from PyPI in a venv under target/,
 # the wheel built and installed there, then its pytest suite (tests/). pytest's exit code 5 (no

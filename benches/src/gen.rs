@@ -511,6 +511,8 @@ struct Writer {
     now: i64,
     parent: Option<String>,
     lines: u64,
+    /// pi ids are 8 hex digits: a long file would collide without a check (pi checks too).
+    ids: HashSet<String>,
 }
 
 impl Writer {
@@ -530,7 +532,12 @@ impl Writer {
 
     fn new_id(&mut self) -> String {
         match self.fmt {
-            Fmt::Pi => self.rng.hex(8),
+            Fmt::Pi => loop {
+                let id = self.rng.hex(8);
+                if self.ids.insert(id.clone()) {
+                    break id;
+                }
+            },
             _ => self.rng.uuid(),
         }
     }
@@ -958,6 +965,7 @@ fn one_session(fmt: Fmt, n: u64, target: u64, rng: &mut Rng, planter: &mut Plant
         now: start,
         parent: None,
         lines: 0,
+        ids: HashSet::new(),
     };
     let mut g = SessionGen {
         w,

@@ -98,6 +98,7 @@ pub fn make(name: &str) -> anyhow::Result<Box<dyn System>> {
         "tantivy" => Box::new(tantivy::Tantivy::default()),
         #[cfg(feature = "peers")]
         "sqlite_fts5" => Box::new(sqlite_fts5::SqliteFts5::default()),
+        #[cfg(not(feature = "peers"))]
         "tantivy" | "sqlite_fts5" => anyhow::bail!("{name} needs `--features peers`"),
         _ => anyhow::bail!("unknown system `{name}`"),
     })
