@@ -13,12 +13,7 @@ pub fn corpus() -> (tempfile::TempDir, PathBuf) {
         .unwrap_or(8 << 20);
     let tmp = tempfile::tempdir().expect("tempdir");
     let out = tmp.path().join("corpus");
-    generate(&GenOptions {
-        out: out.clone(),
-        size,
-        seed: 42,
-    })
-    .expect("generate");
+    generate(&GenOptions::new(out.clone(), size, 42)).expect("generate");
     (tmp, out)
 }
 

@@ -32,6 +32,25 @@ pub struct GenOptions {
     pub size: u64,
     /// Seed of every random choice.
     pub seed: u64,
+    /// Smallest session file ([`MIN_FILE`] by default).
+    pub min_file: u64,
+    /// Largest session file ([`MAX_FILE`] by default); `min_file == max_file == size` gives
+    /// one session of that size.
+    pub max_file: u64,
+}
+
+impl GenOptions {
+    /// Options with the default file sizes (8 KB to 8 MB).
+    #[must_use]
+    pub fn new(out: PathBuf, size: u64, seed: u64) -> GenOptions {
+        GenOptions {
+            out,
+            size,
+            seed,
+            min_file: MIN_FILE,
+            max_file: MAX_FILE,
+        }
+    }
 }
 
 /// Smallest and largest session file.
@@ -1466,12 +1485,16 @@ pub fn generate(opts: &GenOptions) -> anyhow::Result<GenReport> {
     };
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("creating {}", opts.out.display()))?;
-    let (lo, hi) = ((MIN_FILE as f64).ln(), (MAX_FILE as f64).ln());
+    let (min_file, max_file) = (
+        opts.min_file.max(1),
+        opts.max_file.max(opts.min_file.max(1)),
+    );
+    let (lo, hi) = ((min_file as f64).ln(), (max_file as f64).ln());
     let mut n = 0u64;
     while report.bytes < opts.size {
         let left = opts.size - report.bytes;
         let mut target = (lo + rng.unit() * (hi - lo)).exp() as u64;
-        target = target.min(left).max(MIN_FILE);
+        target = target.min(left).max(min_file);
         // The first three files are one of each format, so that a small corpus has them all.
         let pick = if n < 3 {
             [0, 4, 7][n as usize]

@@ -30,6 +30,12 @@ enum Cmd {
         /// Seed: the same seed and size give byte-identical output.
         #[arg(long, default_value_t = 42)]
         seed: u64,
+        /// Smallest session file.
+        #[arg(long, default_value = "8KB")]
+        min_file: String,
+        /// Largest session file (sizes are log-uniform in between).
+        #[arg(long, default_value = "8MB")]
+        max_file: String,
     },
     /// Run every system on a generated corpus; print a table (or JSON with --json).
     Compare {
@@ -64,13 +70,19 @@ enum Cmd {
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().cmd {
-        Cmd::Gen { out, size, seed } => {
+        Cmd::Gen {
+            out,
+            size,
+            seed,
+            min_file,
+            max_file,
+        } => {
             let size = parse_size(&size)?;
             let t = std::time::Instant::now();
             let r = generate(&GenOptions {
-                out: out.clone(),
-                size,
-                seed,
+                min_file: parse_size(&min_file)?,
+                max_file: parse_size(&max_file)?,
+                ..GenOptions::new(out.clone(), size, seed)
             })?;
             eprintln!(
                 "wrote {} files, {} bytes, {} active records, {} lines ({:?}) to {} in {:.1} s",

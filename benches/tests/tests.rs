@@ -32,18 +32,8 @@ fn same_seed_same_bytes_and_counts_match_sessiondex() {
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
     let size = 2 << 20;
-    let ra = generate(&GenOptions {
-        out: a.clone(),
-        size,
-        seed: 42,
-    })
-    .unwrap();
-    generate(&GenOptions {
-        out: b.clone(),
-        size,
-        seed: 42,
-    })
-    .unwrap();
+    let ra = generate(&GenOptions::new(a.clone(), size, 42)).unwrap();
+    generate(&GenOptions::new(b.clone(), size, 42)).unwrap();
     let (fa, fb) = (files(&a), files(&b));
     assert_eq!(fa.len() as u64, ra.files + 1, "sessions plus queries.json");
     assert!(fa == fb, "same seed, different output");
@@ -79,17 +69,7 @@ fn same_seed_same_bytes_and_counts_match_sessiondex() {
 fn another_seed_another_corpus() {
     let tmp = tempfile::tempdir().unwrap();
     let size = 64 << 10;
-    generate(&GenOptions {
-        out: tmp.path().join("a"),
-        size,
-        seed: 1,
-    })
-    .unwrap();
-    generate(&GenOptions {
-        out: tmp.path().join("b"),
-        size,
-        seed: 2,
-    })
-    .unwrap();
+    generate(&GenOptions::new(tmp.path().join("a"), size, 1)).unwrap();
+    generate(&GenOptions::new(tmp.path().join("b"), size, 2)).unwrap();
     assert!(files(&tmp.path().join("a")) != files(&tmp.path().join("b")));
 }
