@@ -229,9 +229,13 @@ pub fn compare(exe: &Path, opts: &CompareOptions) -> anyhow::Result<Comparison> 
     for key in ["sessiondex", "tantivy", "sqlite_fts5", "ripgrep"] {
         let mut v = results.get(key).map_or(Value::Null, strip);
         if key == "sessiondex" {
-            if let (Some(o), Some(d)) = (v.as_object_mut(), results.get("sessiondex_default_tiers"))
-            {
-                o.insert("defaultTiers".into(), strip(d));
+            if let Some(d) = results.get("sessiondex_default_tiers") {
+                if v.is_null() {
+                    v = json!({});
+                }
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("defaultTiers".into(), strip(d));
+                }
             }
         }
         systems_json.insert(key.into(), v);
