@@ -4,7 +4,7 @@ SHELL := /bin/bash
 
 .PHONY: test test-rust lint fmt demo-run walk-example
 
-test: lint test-rust fuzz-check test-python bench-check test-mcp
+test: lint test-rust fuzz-check test-python bench-check test-mcp test-wasm
 
 lint:
 	$(CARGO) fmt --all --check
@@ -93,3 +93,42 @@ test-mcp:
 	cd crates/sessiondex-cli/tests/mcp && SESSIONDEX_BIN=$(CURDIR)/target/debug/sessiondex \
 		$(CURDIR)/$(PY_VENV)/bin/python -m pytest -p no:cacheprovider; rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "test-mcp: pytest ran no tests" >&2; exit 1; fi; exit $$rc
+
+# The browser package (bindings/wasm; docs/wasm.md). `make wasm` builds it into the demo site
+# bindings/wasm/demo/pkg/: wasm-bindgen-cli at exactly the version pinned in Cargo.toml, the
+# wasm32 target, a size-profile build, wasm-bindgen, then binaryen's wasm-opt (Debian's package;
+# -Oz takes the .wasm from 1.57 MB to 1.45 MB), and fails above WASM_MAX_BYTES.
+# `make test-wasm` adds node tests of the built package and the demo page in headless Chromium
+# (Debian's chromium, playwright-core from npm), compared with the CLI's JSON.
+.PHONY: wasm test-wasm
+WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' Cargo.toml)
+WASM_TARGET := wasm32-unknown-unknown
+WASM_PKG := bindings/wasm/demo/pkg
+WASM_MAX_BYTES := 1500000
+# The features rustc enables for wasm32 (its target_features section); wasm-opt 108 needs them named.
+WASM_OPT_FEATURES := --enable-bulk-memory --enable-mutable-globals --enable-sign-ext \
+	--enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue
+APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y
+
+wasm:
+	test -n "$(WASM_BINDGEN_VERSION)"
+	rustup target add $(WASM_TARGET)
+	[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || \
+		$(CARGO) install wasm-bindgen-cli --version =$(WASM_BINDGEN_VERSION) --locked
+	command -v wasm-opt >/dev/null || $(APT_INSTALL) binaryen || (apt-get update && $(APT_INSTALL) binaryen)
+	$(CARGO) build -p sessiondex-wasm --target $(WASM_TARGET) --profile wasm-release
+	rm -rf $(WASM_PKG)
+	wasm-bindgen --target web --out-dir $(WASM_PKG) --out-name sessiondex \
+		target/$(WASM_TARGET)/wasm-release/sessiondex_wasm.wasm
+	wasm-opt -Oz $(WASM_OPT_FEATURES) $(WASM_PKG)/sessiondex_bg.wasm -o $(WASM_PKG)/sessiondex_bg.wasm
+	@size=$$(stat -c %s $(WASM_PKG)/sessiondex_bg.wasm); gz=$$(gzip -9c $(WASM_PKG)/sessiondex_bg.wasm | wc -c); \
+		echo "wasm: $(WASM_PKG)/sessiondex_bg.wasm $$size bytes ($$gz gzipped)"; \
+		test $$size -le $(WASM_MAX_BYTES) || { echo "wasm: larger than $(WASM_MAX_BYTES) bytes" >&2; exit 1; }
+
+test-wasm: wasm
+	$(CARGO) clippy -p sessiondex-wasm --target $(WASM_TARGET) --all-targets -- -D warnings
+	$(CARGO) build -p sessiondex-cli
+	test -x /usr/bin/chromium || $(APT_INSTALL) chromium || (apt-get update && $(APT_INSTALL) chromium)
+	cd bindings/wasm/tests && npm ci --no-audit --no-fund --loglevel=error
+	cd bindings/wasm/tests && node --test api.test.mjs
+	cd bindings/wasm/tests && node browser.mjs
