@@ -78,7 +78,7 @@ pub struct SessionList {
 pub struct Memory {
     config: Config,
     sources: Vec<PathBuf>,
-    store: Store,
+    pub(crate) store: Store,
 }
 
 impl Memory {

@@ -15,8 +15,8 @@ use sessiondex_query::sessions::{self, SessionsPage, SessionsRequest, Trace};
 use sessiondex_query::RegexLimits;
 use sessiondex_source::Branches;
 
-use crate::sync::{policy, IndexCoverage};
-use crate::{Config, Error, Memory};
+use crate::sync::{self, policy, IndexCoverage};
+use crate::{Config, Error, ErrorCode, Memory};
 
 /// Sync reasons that concern the corpus rather than one session: they apply to every scope.
 const CORPUS_REASONS: [&str; 4] = [
@@ -123,7 +123,18 @@ impl Memory {
         // Refuse a malformed request before any work.
         let valid = req.clone().validate()?;
         let report = self.sync(valid.branches, &mut |_, _| {})?;
-        self.recall_indexed(req, ctx, &report.coverage)
+        match self.recall_indexed(req, ctx, &report.coverage) {
+            // A damaged index file that the sync's cheap checks let through (same length):
+            // remove what fails to open, rebuild it from source, answer once more.
+            Err(e) if e.code == ErrorCode::IndexCorrupt => {
+                if sync::remove_damaged(&self.store, valid.branches) == 0 {
+                    return Err(e);
+                }
+                let report = self.sync(valid.branches, &mut |_, _| {})?;
+                self.recall_indexed(req, ctx, &report.coverage)
+            }
+            r => r,
+        }
     }
 
     /// [`Memory::recall_in`] over the index as the caller's last sync left it, without

@@ -156,8 +156,41 @@ pub(crate) fn open_catalog(
     store.load(&path, Catalog::open)
 }
 
-fn file_exists(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+/// Whether an index file is there with the length its catalog entry recorded (a cheap check
+/// that catches a truncated or replaced file without reading it).
+fn file_intact(path: &Path, len: u64) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == len)
+}
+
+/// Removes every index file of `branches` that the catalog points to and that fails to open
+/// (a damaged file of the right length, which a sync's reuse check cannot see), so that the
+/// next sync rebuilds it from source. Returns how many were removed.
+pub(crate) fn remove_damaged(store: &Store, branches: Branches) -> u64 {
+    let Ok(_lock) = store.lock() else { return 0 };
+    let Ok(Some(cat)) = open_catalog(store, branches) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for i in 0..cat.len() {
+        let Ok(e) = cat.session(i) else { continue };
+        let key = Store::key(Path::new(&e.identity.path));
+        let (path, opens) = match e.tier {
+            Tier::Hot => {
+                let path = store.path(branches, FileKind::Hot, &key);
+                let opens = store.load(&path, hot::HotShard::open).is_ok();
+                (path, opens)
+            }
+            Tier::Cold => {
+                let path = store.path(branches, FileKind::Cold, &key);
+                let opens = store.load(&path, cold::ColdDigest::open).is_ok();
+                (path, opens)
+            }
+        };
+        if !opens && std::fs::remove_file(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// Runs one sync of `branches` over `sources` into `store`.
@@ -289,7 +322,7 @@ pub fn sync(
             let same_build = old.policy_fingerprint == policy_fp
                 && old.format_version == FORMAT_VERSION
                 && old.tier == tier
-                && file_exists(&index_file);
+                && file_intact(&index_file, old.summary.cache_bytes);
             if same_build && c.stat.matches(&old.identity) {
                 report.reused += 1;
                 hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));

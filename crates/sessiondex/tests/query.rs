@@ -546,8 +546,13 @@ fn damaged_or_unusable_index_errors() {
         fs::write(h, b).unwrap();
     }
     let req = global(Some("timeout"));
-    let e = m.recall_in(&req, &QueryContext::default()).unwrap_err();
+    let synced = sessiondex::IndexCoverage::default();
+    let e = m
+        .recall_indexed(&req, &QueryContext::default(), &synced)
+        .unwrap_err();
     assert_eq!(e.code_str(), "index_corrupt");
+    // A recall that syncs first rebuilds the damaged shards and answers.
+    assert!(m.recall_in(&req, &QueryContext::default()).is_ok());
     // unknown_format: a file that is no session, named by path.
     let e = m
         .expand(

@@ -1,6 +1,7 @@
 //! The facade end to end: sync over real files in a temp dir, invalidation, tiers, budgets.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod corruption;
 mod query;
 
 use std::fs;
