@@ -16,9 +16,9 @@ use sessiondex::{Config, Memory, QueryContext, RecallRequest};
 /// Kills per run (the issue asks for at least 50).
 const KILLS: usize = 50;
 /// Copies of each example session (4 examples): the corpus size.
-const COPIES: usize = 80;
+const COPIES: usize = 64;
 /// Sessions moved out of (and back into) the corpus between the two states.
-const TOGGLED: usize = 32;
+const TOGGLED: usize = 26;
 
 const QUERIES: [&str; 4] = [
     r#"{"query": "backoff", "scope": "global"}"#,
@@ -140,14 +140,19 @@ fn check_after_kill(src: &Path, index: &Path, clean: &Answers) -> (usize, usize)
     };
     let m = memory(src, index, config);
     let (mut exact, mut incomplete) = (0, 0);
+    // What `recall_in` does, with one sync for all the queries.
+    let synced = m.sync(Branches::Active, &mut |_, _| {}).unwrap().coverage;
     for (q, want) in QUERIES.iter().zip(&clean.pages) {
         let req = RecallRequest::from_json(&serde_json::from_str(q).unwrap()).unwrap();
-        let page = m.recall_in(&req, &ctx()).unwrap();
+        let page = m.recall_indexed(&req, &ctx(), &synced).unwrap();
         let got = serde_json::to_value(&page).unwrap();
-        if page.coverage.complete {
-            assert_eq!(&got, want, "a complete answer after a kill differs: {q}");
+        if &got == want {
             exact += 1;
         } else {
+            assert!(
+                !page.coverage.complete,
+                "a complete answer after a kill differs: {q}: {got}"
+            );
             assert!(
                 page.coverage.stale_sessions > 0
                     || page.coverage.indexed_sessions < page.coverage.eligible_sessions,
