@@ -75,10 +75,25 @@ def _source_unreadable(tmp: Path, corpus: Path) -> None:
 
 
 def _index_corrupt(tmp: Path, corpus: Path) -> None:
+    # A recall repairs damaged index files (it removes them, syncs and answers again), so the
+    # code surfaces where no sync runs first: expanding a session by its path reads the
+    # catalog as it is.
     m = sessiondex.Memory(corpus, index_dir=tmp / "corrupt", hot_sessions=10)
     m.sync()
-    _corrupt_hot_shards(tmp / "corrupt")
-    m.recall("timeout", scope="global")
+    catalogs = list((tmp / "corrupt").rglob("catalog"))
+    assert catalogs
+    for p in catalogs:
+        b = bytearray(p.read_bytes())
+        b[len(b) // 2] ^= 0xFF
+        p.write_bytes(bytes(b))
+    m.expand(corpus / "alpha" / "sa.jsonl", indices=[0])
+
+
+def test_a_recall_repairs_damaged_hot_shards(corpus: Path, tmp_path: Path) -> None:
+    m = sessiondex.Memory(corpus, index_dir=tmp_path / "repair", hot_sessions=10)
+    clean = m.recall("timeout", scope="global").to_dict()
+    _corrupt_hot_shards(tmp_path / "repair")
+    assert m.recall("timeout", scope="global").to_dict() == clean
 
 
 def _index_unavailable(tmp: Path, corpus: Path) -> None:
