@@ -29,7 +29,9 @@ use sessiondex_source::{self as source, Branches, ErrorKind as SourceErrorKind, 
 use sha2::{Digest, Sha256};
 
 use crate::identity::{hash_file, hex, HashingReader, Stat};
-use crate::{Config, Error, ErrorCode};
+pub(crate) use sessiondex_query::index::core_error;
+
+use crate::{Config, Error};
 
 /// One reason with the number of sessions (or files) it applies to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,15 +125,6 @@ struct Candidate {
     path: PathBuf,
     key: String,
     stat: Stat,
-}
-
-/// Converts an index-layer error to the user-facing one.
-pub(crate) fn core_error(e: &sessiondex_core::Error) -> Error {
-    let code = match e.code() {
-        "index_corrupt" | "index_version_mismatch" | "index_unaligned" => ErrorCode::IndexCorrupt,
-        _ => ErrorCode::IndexUnavailable,
-    };
-    Error::new(code, e.to_string())
 }
 
 /// The index policy a config asks for.
