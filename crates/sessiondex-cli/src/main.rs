@@ -237,15 +237,11 @@ fn walk(args: &WalkArgs) -> io::Result<ExitCode> {
         }),
     };
     if let Some(missing) = args.source.iter().find(|s| !s.exists()) {
+        // One set of error codes for every entry point: a path that cannot be opened is
+        // `source_unreadable`.
         let message = format!("{}: no such file or directory", missing.display());
-        if args.json {
-            let body =
-                serde_json::json!({"error": {"code": "source_not_found", "message": message}});
-            println!("{body}");
-        } else {
-            eprintln!("sessiondex: {message}");
-        }
-        return Ok(ExitCode::from(1));
+        let e = Error::new(sessiondex::ErrorCode::SourceUnreadable, message);
+        return Ok(fail(args.json, &e));
     }
     let files: Vec<PathBuf> = args
         .source

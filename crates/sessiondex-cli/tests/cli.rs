@@ -182,7 +182,7 @@ fn missing_source_and_bad_usage_exit_codes() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let body: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(body["error"]["code"], "source_not_found");
+    assert_eq!(body["error"]["code"], "source_unreadable");
     let usage = bin().args(["walk", "--branches", "some"]).output().unwrap();
     assert_eq!(usage.status.code(), Some(2));
 }
