@@ -39,7 +39,11 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// 2: hot shards post every token of an entry's indexed text, also past the stored
+/// `max_entry_chars` cut (version 1 posted only the stored text, so its postings cannot be
+/// trusted as complete: a version 1 index is refused and rebuilt).
+pub const FORMAT_VERSION: u32 = 2;
 /// Required alignment of the start of a file's bytes in memory.
 pub const ALIGN: usize = 16;
 /// Header length in bytes.

@@ -9,7 +9,8 @@
 //!   policy excludes the record's class (flag bit 4). UTF-8 is checked when an entry is read.
 //! - `thinking` bytes + `thinking_offsets` (n+1): reasoning text, only with `index_thinking`,
 //!   cut to what `max_entry_chars` leaves after `text` (flag bit 2).
-//! - `lengths`: tokens per entry (text + thinking), for BM25 length normalisation.
+//! - `lengths`: tokens per entry (text + thinking, all of them, not only those of the stored
+//!   cut text), for BM25 length normalisation.
 //! - `class`, `flags`, `outcome`, `is_error` (u8 each), `timestamp` (i64 ms, `i64::MIN` none),
 //!   `line`, `offset` (u64: where the record starts in the source).
 //! - string-id columns into one interned string table (`u32::MAX` none): entry id, parent id,
@@ -21,8 +22,14 @@
 //!   and `post_tf` (entry ordinal and term frequency, ascending by entry; plain u32 arrays so
 //!   a reader can gallop through them without decoding).
 //!
-//! Terms come from [`crate::for_each_token`] over the stored (bounded) text, so postings, entry
-//! lengths and the text a phrase check reads always agree.
+//! Terms come from [`crate::for_each_token`] over the record's whole indexed text (and
+//! thinking) under the policy, not the stored cut: a term past `max_entry_chars` is still
+//! posted, so literal recall has no false negatives from the cut, and postings, entry lengths
+//! and `total_tokens` count every token. Only the stored text is cut; what needs the text
+//! itself past the cut (a snippet there, a phrase or regex check) reads it from the source at
+//! the entry's `line`/`offset`, or says it could not. `max_entry_chars` in the summary's
+//! coverage counts the cut entries but does not make the session incomplete (format version
+//! 2; version 1 posted only the stored text and is rebuilt).
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -274,7 +281,8 @@ pub fn build_with_resume(
         )?;
         tf.clear();
         let mut len = 0u32;
-        for part in [Some(text), thinking].into_iter().flatten() {
+        // Every token of the indexed text, also past the stored cut.
+        for part in [policy.text(r), policy.thinking(r)].into_iter().flatten() {
             crate::for_each_token(part, |t| {
                 len = len.saturating_add(1);
                 if let Some(c) = tf.get_mut(t) {
@@ -338,7 +346,11 @@ pub fn build_with_resume(
     p.terms = terms.into_inner()?;
     p.strings = std::mem::take(&mut st.bytes);
     p.string_offsets = std::mem::take(&mut st.offsets);
+    // Informational: the cut entries are counted, but every token is posted, so the session's
+    // index is not less complete for them.
+    let complete = summary.coverage.complete;
     summary.coverage.add("max_entry_chars", truncated);
+    summary.coverage.complete = complete;
     seal_with_size(&mut p, &mut summary)
 }
 

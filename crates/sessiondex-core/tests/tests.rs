@@ -254,14 +254,13 @@ fn expected_hot(r: &Record, p: &Policy) -> Record {
     e
 }
 
-fn naive_postings(records: &[Record]) -> BTreeMap<String, Vec<(u32, u32)>> {
+/// Postings of the whole indexed text (text and thinking under `p`, never cut): a hot shard
+/// posts every token, also past `max_entry_chars`.
+fn naive_postings(records: &[Record], p: &Policy) -> BTreeMap<String, Vec<(u32, u32)>> {
     let mut out: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
     for (i, r) in records.iter().enumerate() {
         let mut tf: BTreeMap<String, u32> = BTreeMap::new();
-        for part in [Some(r.text.as_str()), r.thinking.as_deref()]
-            .into_iter()
-            .flatten()
-        {
+        for part in [p.text(r), p.thinking(r)].into_iter().flatten() {
             for t in tokenize(part) {
                 *tf.entry(t).or_default() += 1;
             }
@@ -291,7 +290,7 @@ fn check_hot(meta: &SessionMeta, sel: &Selection, p: &Policy) {
         assert_eq!(entry.truncated(), cut, "entry {i}");
     }
     assert!(shard.entry(expected.len()).is_none());
-    let naive = naive_postings(&expected);
+    let naive = naive_postings(&sel.records, p);
     let mut seen = 0;
     shard
         .for_each_term(|term, df| {
@@ -312,8 +311,9 @@ fn check_hot(meta: &SessionMeta, sel: &Selection, p: &Policy) {
         total += want.iter().map(|&(_, c)| u64::from(c)).sum::<u64>();
     }
     assert_eq!(shard.total_tokens(), total);
-    for (i, e) in expected.iter().enumerate() {
-        let n = tokenize(&e.text).len() + e.thinking.as_deref().map_or(0, |t| tokenize(t).len());
+    for (i, r) in sel.records.iter().enumerate() {
+        let n = p.text(r).map_or(0, |t| tokenize(t).len())
+            + p.thinking(r).map_or(0, |t| tokenize(t).len());
         assert_eq!(shard.entry(i).unwrap().token_len() as usize, n);
     }
     assert_eq!(shard.postings("no-such-term").unwrap().len(), 0);
@@ -321,6 +321,8 @@ fn check_hot(meta: &SessionMeta, sel: &Selection, p: &Policy) {
         .filter(|&i| shard.entry(i).unwrap().truncated())
         .count() as u64;
     assert_eq!(shard.summary().coverage.count("max_entry_chars"), truncated);
+    // Informational: every token is posted, so the cut does not make the index incomplete.
+    assert!(shard.summary().coverage.complete);
     assert_eq!(shard.summary().cache_bytes, bytes.len() as u64);
     assert_eq!(shard.policy_fingerprint(), p.fingerprint());
 }
@@ -375,7 +377,17 @@ fn hot_policy_marks_truncation() {
     let shard = HotShard::open(&bytes[..]).unwrap();
     assert_eq!(shard.entry(0).unwrap().text().unwrap(), "Where");
     assert_eq!(shard.summary().coverage.count("max_entry_chars"), 4);
-    assert!(!shard.summary().coverage.complete);
+    assert!(shard.summary().coverage.complete);
+    // A term past the cut is still posted, and lengths count every token.
+    assert_eq!(shard.doc_freq("timeout").unwrap(), 3);
+    let full = HotShard::open(hot::build(&m, &s, &Policy::default()).unwrap()).unwrap();
+    for i in 0..shard.entry_count() {
+        assert_eq!(
+            shard.entry(i).unwrap().token_len(),
+            full.entry(i).unwrap().token_len()
+        );
+    }
+    assert_eq!(shard.total_tokens(), full.total_tokens());
     let p = Policy {
         index_tool_output: false,
         ..Policy::default()
@@ -791,14 +803,14 @@ proptest! {
 fn version_and_schema_mismatch_have_their_code() {
     let (_, file) = sample_files().remove(0);
     let mut v = file.to_vec();
-    v[4] = 2;
+    v[4] = 9;
     let e = HotShard::open(format::aligned(&v).as_ref()).unwrap_err();
     assert_eq!(e.code(), "index_version_mismatch");
     assert_eq!(
         e.kind(),
         sessiondex_core::ErrorKind::VersionMismatch {
-            expected: 1,
-            found: 2
+            expected: format::FORMAT_VERSION,
+            found: 9
         }
     );
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use sessiondex::query::ErrorCode;
 use sessiondex::source::Branches;
 use sessiondex::{Config, IndexCoverage, Memory, QueryContext, RecallRequest};
+use sessiondex_core::format::FORMAT_VERSION;
 
 use super::{corpus, memory, sync};
 
@@ -82,10 +83,10 @@ enum Kind {
 }
 
 fn files_of(index: &Path, kind: Kind) -> Vec<PathBuf> {
-    let active = index.join("v1/active");
+    let active = index.join(format!("v{FORMAT_VERSION}/active"));
     match kind {
         Kind::Catalog => vec![active.join("catalog")],
-        Kind::SkipList => vec![index.join("v1/active-skipped.json")],
+        Kind::SkipList => vec![index.join(format!("v{FORMAT_VERSION}/active-skipped.json"))],
         Kind::Hot | Kind::Cold => {
             let ext = if matches!(kind, Kind::Hot) {
                 "hot"

@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use sessiondex::source::Branches;
 use sessiondex::{Config, Memory, SyncReport};
+use sessiondex_core::format::FORMAT_VERSION;
 
 fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/sessions")
@@ -113,7 +114,7 @@ fn a_deleted_source_is_removed_with_its_file() {
     let m = memory(tmp.path(), &src, Config::default());
     sync(&m);
     let index_files = |dir: &Path| -> usize {
-        fs::read_dir(dir.join("index/v1/active"))
+        fs::read_dir(dir.join(format!("index/v{FORMAT_VERSION}/active")))
             .unwrap()
             .filter(|e| {
                 let n = e.as_ref().unwrap().file_name();
@@ -257,7 +258,9 @@ fn a_damaged_catalog_or_index_file_is_rebuilt_from_source() {
     let m = memory(tmp.path(), &src, Config::default());
     sync(&m);
     let clean = m.sessions(Branches::Active).unwrap();
-    let catalog = tmp.path().join("index/v1/active/catalog");
+    let catalog = tmp
+        .path()
+        .join(format!("index/v{FORMAT_VERSION}/active/catalog"));
     let mut bytes = fs::read(&catalog).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0xff;
@@ -266,7 +269,7 @@ fn a_damaged_catalog_or_index_file_is_rebuilt_from_source() {
     assert_eq!(r.indexed, 4);
     assert_eq!(m.sessions(Branches::Active).unwrap(), clean);
     // A deleted index file is rebuilt too.
-    let one = fs::read_dir(tmp.path().join("index/v1/active"))
+    let one = fs::read_dir(tmp.path().join(format!("index/v{FORMAT_VERSION}/active")))
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|e| e == "hot"))
@@ -356,7 +359,7 @@ fn an_appended_session_parses_only_the_new_bytes() {
     assert_eq!(fresh.sessions(Branches::Active).unwrap(), appended);
     // Byte for byte: the continued shard is the shard a full read builds.
     let key_files = |root: &Path| -> Vec<(String, Vec<u8>)> {
-        let mut v: Vec<_> = fs::read_dir(root.join("index/v1/active"))
+        let mut v: Vec<_> = fs::read_dir(root.join(format!("index/v{FORMAT_VERSION}/active")))
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|e| e == "hot"))

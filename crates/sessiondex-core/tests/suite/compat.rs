@@ -1,7 +1,12 @@
-//! The committed index of format version 1 still opens and reads the same.
+//! The committed index of the current format version (`tests/data/v<FORMAT_VERSION>/`) still
+//! opens and reads the same; the index of every older version kept there is refused as
+//! `index_version_mismatch` (so a sync rebuilds it).
 //!
 //! `SESSIONDEX_REGENERATE_COMPAT=1 cargo test -p sessiondex-core compat` rewrites the files;
 //! do that only together with a format version bump (and keep the old directory).
+//!
+//! Version 2 (hot shards post every token, also past `max_entry_chars`) was written that way;
+//! `v1/` is the version 1 index, kept to prove it is refused.
 
 use std::path::PathBuf;
 
@@ -92,4 +97,25 @@ fn committed_v1_index_matches_this_build() {
     for (kind, bytes) in super::sample_files() {
         assert_eq!(read(kind).as_slice(), bytes.as_slice(), "{kind:?}");
     }
+}
+
+#[test]
+fn older_committed_indexes_are_refused() {
+    let base = dir().parent().unwrap().to_path_buf();
+    let mut seen = 0;
+    for v in 1..format::FORMAT_VERSION {
+        let old = base.join(format!("v{v}"));
+        for kind in [FileKind::Hot, FileKind::Cold, FileKind::Catalog] {
+            let bytes = format::copy_aligned(&std::fs::read(old.join(name(kind))).unwrap());
+            let e = match kind {
+                FileKind::Hot => HotShard::open(bytes).err(),
+                FileKind::Cold => ColdDigest::open(bytes).err(),
+                FileKind::Catalog => Catalog::open(bytes).err(),
+            }
+            .unwrap();
+            assert_eq!(e.code(), "index_version_mismatch", "v{v} {kind:?}");
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 3 * (format::FORMAT_VERSION as usize - 1));
 }

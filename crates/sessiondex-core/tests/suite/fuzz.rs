@@ -48,10 +48,15 @@ fn read_catalog(bytes: &[u8]) -> Result<(), sessiondex_core::Error> {
     Ok(())
 }
 
-/// The input as given and resealed through every reader.
+/// The input as given and resealed through every reader. The resealed copy also carries this
+/// build's format version (the inputs were found under version 1), so it reaches the payload.
 fn replay(input: &[u8]) -> Vec<Option<String>> {
     let mut codes = Vec::new();
-    for bytes in [format::copy_aligned(input), format::reseal(input)] {
+    let mut current = input.to_vec();
+    if let Some(v) = current.get_mut(4..8) {
+        v.copy_from_slice(&format::FORMAT_VERSION.to_le_bytes());
+    }
+    for bytes in [format::copy_aligned(input), format::reseal(&current)] {
         for r in [read_hot(&bytes), read_cold(&bytes), read_catalog(&bytes)] {
             codes.push(r.err().map(|e| e.code().to_owned()));
         }
