@@ -4,7 +4,7 @@ SHELL := /bin/bash
 
 .PHONY: test test-rust lint fmt demo-run walk-example
 
-test: lint test-rust fuzz-check test-python bench-check test-mcp test-wasm
+test: lint test-rust fuzz-check test-python bench-check relevance-check test-mcp test-wasm
 
 lint:
 	$(CARGO) fmt --all --check
@@ -50,6 +50,17 @@ BENCH := $(CARGO) run --release -q -p sessiondex-bench --features peers --
 
 bench-check:
 	$(CARGO) bench -p sessiondex-bench -- --test
+
+# The relevance benchmark (benches/relevance/, docs/performance.md "Relevance"). relevance-check
+# runs its quick questions over the bundled examples/sessions and testdata in a debug build (no
+# peers, no tantivy) and fails when a guaranteed question misses or hit@5 drops below the floor;
+# relevance runs the full labeled set (generated corpus and ../shared fixtures) in release.
+.PHONY: relevance relevance-check
+relevance-check:
+	$(CARGO) run -q -p sessiondex-bench -- relevance --quick
+
+relevance:
+	$(CARGO) run --release -q -p sessiondex-bench -- relevance
 
 bench:
 	rm -rf $(BENCH_CORPUS)

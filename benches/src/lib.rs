@@ -5,5 +5,6 @@
 pub mod compare;
 pub mod gen;
 pub mod queries;
+pub mod relevance;
 pub mod rng;
 pub mod systems;

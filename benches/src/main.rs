@@ -6,6 +6,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use sessiondex_bench::compare::{compare, run_system, CompareOptions};
 use sessiondex_bench::gen::{generate, parse_size, GenOptions};
+use sessiondex_bench::relevance::{self, RelevanceOptions};
 
 #[derive(Parser)]
 #[command(
@@ -52,6 +53,25 @@ enum Cmd {
         #[arg(long, default_value_t = 20)]
         reps: usize,
         /// Scratch directory for the indexes (default: <corpus>.work).
+        #[arg(long)]
+        work: Option<PathBuf>,
+    },
+    /// Score ranking on the labeled questions of benches/relevance: hit@1, hit@5, MRR per class.
+    Relevance {
+        /// Print the JSON report on stdout (the table goes to stderr).
+        #[arg(long)]
+        json: bool,
+        /// Only the quick questions over the bundled data (examples/sessions, testdata); exit
+        /// nonzero when a guaranteed question misses or hit@5 falls below the floor.
+        #[arg(long)]
+        quick: bool,
+        /// The label directory (default: benches/relevance of this checkout).
+        #[arg(long)]
+        labels: Option<PathBuf>,
+        /// The real fixtures (default: ../shared/fixtures/sessions next to this checkout).
+        #[arg(long)]
+        fixtures: Option<PathBuf>,
+        /// Scratch directory (default: a new one under the system temp dir, removed after).
         #[arg(long)]
         work: Option<PathBuf>,
     },
@@ -122,6 +142,51 @@ fn main() -> anyhow::Result<()> {
                 println!("{}", serde_json::to_string_pretty(&c.json)?);
             } else {
                 println!("{}", c.text);
+            }
+        }
+        Cmd::Relevance {
+            json,
+            quick,
+            labels,
+            fixtures,
+            work,
+        } => {
+            let bench = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+            let repo = bench.parent().map_or_else(|| bench.clone(), PathBuf::from);
+            let fixtures = fixtures.unwrap_or_else(|| repo.join("../shared/fixtures/sessions"));
+            let (work, scratch) = match work {
+                Some(w) => (w, false),
+                None => (
+                    std::env::temp_dir()
+                        .join(format!("sessiondex-relevance-{}", std::process::id())),
+                    true,
+                ),
+            };
+            let r = relevance::run(&RelevanceOptions {
+                labels: labels.unwrap_or_else(|| bench.join("relevance")),
+                repo,
+                fixtures,
+                work: work.clone(),
+                quick,
+            });
+            if scratch {
+                let _ = std::fs::remove_dir_all(&work);
+            }
+            let r = r?;
+            if json {
+                eprintln!("{}", r.text());
+                println!("{}", serde_json::to_string_pretty(&r.json())?);
+            } else {
+                println!("{}", r.text());
+            }
+            if quick {
+                let failures = r.quick_failures();
+                if !failures.is_empty() {
+                    for f in &failures {
+                        eprintln!("relevance --quick: {f}");
+                    }
+                    std::process::exit(1);
+                }
             }
         }
         Cmd::System {
