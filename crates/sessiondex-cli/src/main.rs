@@ -235,6 +235,7 @@ fn walk(args: &WalkArgs) -> io::Result<ExitCode> {
             FormatArg::ClaudeCode => Format::ClaudeCode,
             FormatArg::Codex => Format::Codex,
         }),
+        ..ReadOptions::default()
     };
     if let Some(missing) = args.source.iter().find(|s| !s.exists()) {
         // One set of error codes for every entry point: a path that cannot be opened is

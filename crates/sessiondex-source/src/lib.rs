@@ -32,6 +32,7 @@ mod detect;
 mod jsonl;
 mod pi;
 mod record;
+pub mod redact;
 mod session;
 pub mod util;
 
@@ -48,6 +49,7 @@ pub use coverage::{ReadCoverage, Reason, ReasonCode};
 pub use detect::detect;
 pub use jsonl::{read_objects, Loc};
 pub use record::{Format, Outcome, Record, SessionLink, SessionMeta, TextClass};
+pub use redact::{redact, SecretKind};
 pub use session::{Branches, Selection, Session};
 
 use session::Builder;
@@ -119,6 +121,19 @@ impl Error {
 pub struct ReadOptions {
     /// Force a format instead of detecting it from content.
     pub format: Option<Format>,
+    /// Replace well-known credential shapes with `[redacted:<kind>]` ([`redact`]) in every
+    /// record's `text`, `thinking` and `filesTouched`, in the session title, and in the resume
+    /// state (`redactSecrets`); on by default.
+    pub redact_secrets: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            format: None,
+            redact_secrets: true,
+        }
+    }
 }
 
 /// One format reader: receives every object of the file in order.
@@ -201,6 +216,7 @@ pub fn read_from<R: BufRead>(
         ));
     };
     let mut builder = Builder::new(file);
+    builder.redact = opts.redact_secrets;
     builder.meta.format = Some(format);
     let coverage = std::mem::take(&mut builder.coverage);
     let chained = std::io::Cursor::new(head).chain(reader);
@@ -309,6 +325,10 @@ fn run<R: BufRead>(
     builder.coverage = coverage;
 
     // What the lines alone gave, before the end-of-input work changes it.
+    let redact = builder.redact;
+    if redact {
+        redact_title(&mut builder.meta);
+    }
     let meta = builder.meta.clone();
     let mut calls: HashMap<&str, (Option<Outcome>, Option<bool>)> = HashMap::new();
     for r in &builder.records {
@@ -351,7 +371,20 @@ fn run<R: BufRead>(
         reader: fr.save_state(&session.records),
     };
     session.resume_state = serde_json::to_value(state).ok();
+    if redact {
+        // The reader states keep titles and summaries as the lines gave them.
+        redact_title(&mut session.meta);
+        if let Some(v) = session.resume_state.as_mut() {
+            redact::redact_json(v);
+        }
+    }
     Ok(session)
+}
+
+fn redact_title(meta: &mut SessionMeta) {
+    if let Some(t) = meta.title.as_mut() {
+        redact::redact_in_place(t);
+    }
 }
 
 /// Adds the duplicate ids a previous read counted to those of this one: a full read lists the
@@ -478,6 +511,7 @@ pub fn resume<R: BufRead>(prev: Session, rest: R, opts: &ReadOptions) -> Result<
     coverage.complete = !coverage.reasons.iter().any(|r| r.code.makes_incomplete());
 
     let mut builder = Builder::new(&file);
+    builder.redact = opts.redact_secrets;
     builder.meta = state.meta;
     builder.records = records;
     run(builder, fr, rest, coverage, state.open_line, prior_dups)

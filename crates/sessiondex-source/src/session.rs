@@ -197,6 +197,8 @@ pub(crate) struct Builder {
     pub records: Vec<Record>,
     pub coverage: ReadCoverage,
     pub leaf: Option<String>,
+    /// Redact credentials in every record pushed ([`crate::ReadOptions::redact_secrets`]).
+    pub redact: bool,
 }
 
 impl Builder {
@@ -212,7 +214,16 @@ impl Builder {
     }
 
     /// Adds a record, tracking first/last timestamps.
-    pub fn push(&mut self, r: Record) {
+    pub fn push(&mut self, mut r: Record) {
+        if self.redact {
+            crate::redact::redact_in_place(&mut r.text);
+            if let Some(t) = r.thinking.as_mut() {
+                crate::redact::redact_in_place(t);
+            }
+            for f in &mut r.files_touched {
+                crate::redact::redact_in_place(f);
+            }
+        }
         if let Some(ts) = r.timestamp.as_deref() {
             if self.meta.first_ts.as_deref().is_none_or(|f| ts < f) {
                 self.meta.first_ts = Some(ts.to_owned());

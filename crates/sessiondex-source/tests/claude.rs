@@ -418,6 +418,7 @@ fn odd_shapes_are_kept_and_never_panic() {
     // Bytes that are no transcript at all, forced to this format.
     let forced = ReadOptions {
         format: Some(Format::ClaudeCode),
+        ..ReadOptions::default()
     };
     for bytes in [
         &b""[..],

@@ -536,6 +536,7 @@ fn odd_values_do_not_panic() {
             format!("{line}\n").as_bytes(),
             &ReadOptions {
                 format: Some(Format::Codex),
+                ..ReadOptions::default()
             },
         )
         .expect("forced format reads");

@@ -132,6 +132,7 @@ fn an_empty_or_unrecognized_file_is_an_error_not_a_panic() {
         b"",
         &ReadOptions {
             format: Some(Format::Codex),
+            ..ReadOptions::default()
         },
     )
     .unwrap();

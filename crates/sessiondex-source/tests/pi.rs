@@ -514,6 +514,7 @@ fn headerless_file_takes_its_id_from_the_file_name() {
         log,
         &ReadOptions {
             format: Some(Format::Pi),
+            ..ReadOptions::default()
         },
     )
     .expect("forced");
@@ -650,6 +651,7 @@ fn omp_slot_with_empty_title_and_forced_formats() {
         &log,
         &ReadOptions {
             format: Some(Format::Pi),
+            ..ReadOptions::default()
         },
     )
     .expect("forced");
@@ -688,7 +690,7 @@ proptest! {
         let mut input = SEED.to_vec();
         input.extend_from_slice(&bytes);
         for format in [Format::Pi, Format::Omp] {
-            let s = read_bytes("p", &input, &ReadOptions { format: Some(format) }).expect("forced");
+            let s = read_bytes("p", &input, &ReadOptions { format: Some(format), ..ReadOptions::default() }).expect("forced");
             let _ = s.select(Branches::Active);
             let _ = s.select(Branches::All);
         }
@@ -698,7 +700,7 @@ proptest! {
     fn truncated_and_spliced_never_panic(cut in 0usize..SEED.len(), at in 0usize..SEED.len()) {
         let mut input = SEED[..cut].to_vec();
         input.extend_from_slice(&SEED[at..]);
-        let s = read_bytes("p", &input, &ReadOptions { format: Some(Format::Pi) }).expect("forced");
+        let s = read_bytes("p", &input, &ReadOptions { format: Some(Format::Pi), ..ReadOptions::default() }).expect("forced");
         // Every record read from a whole line keeps its text.
         prop_assert!(s.records.iter().all(|r| r.line >= 1));
         let _ = s.select(Branches::Active);

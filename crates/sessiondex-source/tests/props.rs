@@ -16,7 +16,7 @@ fn example_files() -> Vec<(String, Vec<u8>)> {
 
 fn all_options() -> Vec<ReadOptions> {
     let mut v = vec![ReadOptions::default()];
-    v.extend(Format::ALL.iter().map(|f| ReadOptions { format: Some(*f) }));
+    v.extend(Format::ALL.iter().map(|f| ReadOptions { format: Some(*f), ..ReadOptions::default() }));
     v
 }
 
@@ -80,7 +80,7 @@ proptest! {
         // The same file cut at the last newline before `at`: every record of it must survive.
         let clean_end = truncated.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         let clean = &bytes[..clean_end];
-        let opts = ReadOptions { format: read_bytes(name, bytes, &ReadOptions::default()).unwrap().meta.format };
+        let opts = ReadOptions { format: read_bytes(name, bytes, &ReadOptions::default()).unwrap().meta.format, ..ReadOptions::default() };
         let a = read_bytes(name, truncated, &opts).unwrap();
         let b = read_bytes(name, clean, &opts).unwrap();
         let (ca, cb) = (content(&a.records), content(&b.records));
@@ -106,7 +106,7 @@ proptest! {
         let files = example_files();
         let (name, bytes) = &files[file_idx % files.len()];
         let original = read_bytes(name, bytes, &ReadOptions::default()).unwrap();
-        let opts = ReadOptions { format: original.meta.format };
+        let opts = ReadOptions { format: original.meta.format, ..ReadOptions::default() };
         let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
         let at = at_line % (lines.len() + 1);
         // Garbage that happens to parse as an object could be a real record; skip those.

@@ -378,6 +378,7 @@ fn refusals() {
     let mut s = read_bytes("s.jsonl", log, &opts).unwrap();
     let forced = ReadOptions {
         format: Some(Format::Codex),
+        ..ReadOptions::default()
     };
     assert_eq!(
         resume(s.clone(), &b""[..], &forced).unwrap_err().kind(),
@@ -435,7 +436,7 @@ proptest! {
     ) {
         let files = repo_files();
         let (name, bytes) = &files[file_idx % files.len()];
-        let opts = ReadOptions { format: forced.map(|i| Format::ALL[i]) };
+        let opts = ReadOptions { format: forced.map(|i| Format::ALL[i]), ..ReadOptions::default() };
         let (x, y) = if a < b { (a, b) } else { (b, a) };
         let x = ((bytes.len() as f64) * x) as usize;
         let y = ((bytes.len() as f64) * y) as usize;

@@ -12,6 +12,7 @@ mod codex;
 mod damaged;
 mod pi;
 mod props;
+mod redact;
 mod resume;
 
 /// `shared/fixtures/sessions/<rel>`, or `None` (with a printed notice) when `../shared` is absent.

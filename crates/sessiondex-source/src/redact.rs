@@ -1,0 +1,613 @@
+//! Secrets at ingest: well-known credential shapes replaced by `[redacted:<kind>]`.
+//!
+//! [`redact`] is a structural match on the shapes credentials have (a vendor's documented
+//! prefix, a fixed alphabet and length, a PEM armour line, a URL's userinfo); it does not
+//! classify prose. One forward pass over the bytes: each position is looked up in a table of
+//! trigger bytes and only a trigger runs a matcher, every matcher reads a bounded number of
+//! bytes except the private key block (which ends the scan or jumps past its end), so the
+//! work is linear in the input. Clean text is returned borrowed, without copying.
+//!
+//! `docs/secrets.md` lists every pattern with its source and what it does not catch.
+//! The replacement never matches a pattern again, so redacting twice changes nothing.
+
+use std::borrow::Cow;
+
+/// The kind of a redacted credential; its [`SecretKind::as_str`] name appears in the
+/// replacement `[redacted:<name>]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SecretKind {
+    /// An AWS access key id (`AKIA…`, `ASIA…`, `ABIA…`, `ACCA…` + 16 upper-case letters or digits).
+    AwsAccessKeyId,
+    /// The value of a `secret_access_key` assignment (40 base64 characters).
+    AwsSecretAccessKey,
+    /// A GitHub token (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`).
+    GithubToken,
+    /// A GitLab personal access token (`glpat-`).
+    GitlabToken,
+    /// A Slack token (`xoxa-`, `xoxb-`, `xoxp-`, `xoxr-`, `xoxs-`).
+    SlackToken,
+    /// A Slack incoming webhook URL (`https://hooks.slack.com/services/…`).
+    SlackWebhook,
+    /// An OpenAI API key (`sk-…`, `sk-proj-…`).
+    OpenaiKey,
+    /// An Anthropic API key (`sk-ant-…`).
+    AnthropicKey,
+    /// A PEM private key block, armour lines included.
+    PrivateKey,
+    /// The token after `Bearer ` (as in an `Authorization: Bearer …` header).
+    BearerToken,
+    /// A JSON Web Token (`eyJ….eyJ….<signature>`).
+    Jwt,
+    /// The password of a URL's userinfo (`scheme://user:password@host`).
+    UrlPassword,
+}
+
+impl SecretKind {
+    /// Every kind, in the order `docs/secrets.md` lists them.
+    pub const ALL: [SecretKind; 12] = [
+        SecretKind::AwsAccessKeyId,
+        SecretKind::AwsSecretAccessKey,
+        SecretKind::GithubToken,
+        SecretKind::GitlabToken,
+        SecretKind::SlackToken,
+        SecretKind::SlackWebhook,
+        SecretKind::OpenaiKey,
+        SecretKind::AnthropicKey,
+        SecretKind::PrivateKey,
+        SecretKind::BearerToken,
+        SecretKind::Jwt,
+        SecretKind::UrlPassword,
+    ];
+
+    /// The stable snake_case name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SecretKind::AwsAccessKeyId => "aws_access_key_id",
+            SecretKind::AwsSecretAccessKey => "aws_secret_access_key",
+            SecretKind::GithubToken => "github_token",
+            SecretKind::GitlabToken => "gitlab_token",
+            SecretKind::SlackToken => "slack_token",
+            SecretKind::SlackWebhook => "slack_webhook",
+            SecretKind::OpenaiKey => "openai_key",
+            SecretKind::AnthropicKey => "anthropic_key",
+            SecretKind::PrivateKey => "private_key",
+            SecretKind::BearerToken => "bearer_token",
+            SecretKind::Jwt => "jwt",
+            SecretKind::UrlPassword => "url_password",
+        }
+    }
+
+    /// The replacement text, `[redacted:<name>]`.
+    #[must_use]
+    pub fn marker(self) -> String {
+        format!("[redacted:{}]", self.as_str())
+    }
+}
+
+/// A found credential: the byte range replaced, and its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Found {
+    /// First byte replaced.
+    pub start: usize,
+    /// One past the last byte replaced.
+    pub end: usize,
+    /// What was found.
+    pub kind: SecretKind,
+}
+
+/// Bytes that can start a match (or, for `://` and the webhook host, the byte a matcher
+/// looks back from).
+const fn triggers() -> [bool; 256] {
+    let mut t = [false; 256];
+    let bytes = b"AaBbeghsSx-:";
+    let mut i = 0;
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+static TRIGGER: [bool; 256] = triggers();
+
+/// How far into a token body a matcher looks for the digit some patterns require.
+const DIGIT_WINDOW: usize = 64;
+
+fn is_alnum(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+}
+
+/// `[A-Za-z0-9_-]`, the base64url alphabet most tokens use.
+fn is_b64url(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+/// `[A-Za-z0-9/+]`, standard base64 without padding.
+fn is_b64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'/' || b == b'+'
+}
+
+/// Characters of an opaque bearer token (RFC 6750 `b64token`).
+fn is_b64token(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=')
+}
+
+/// The character classes token bodies are runs of.
+#[derive(Clone, Copy)]
+enum Class {
+    Alnum,
+    AlnumUnderscore,
+    AlnumDash,
+    B64Url,
+    B64,
+    B64Token,
+    WebhookPath,
+}
+
+impl Class {
+    const COUNT: usize = 7;
+
+    fn test(self, b: u8) -> bool {
+        match self {
+            Class::Alnum => is_alnum(b),
+            Class::AlnumUnderscore => is_alnum(b) || b == b'_',
+            Class::AlnumDash => is_alnum(b) || b == b'-',
+            Class::B64Url => is_b64url(b),
+            Class::B64 => is_b64(b),
+            Class::B64Token => is_b64token(b),
+            Class::WebhookPath => is_alnum(b) || matches!(b, b'/' | b'_' | b'+' | b'-'),
+        }
+    }
+}
+
+/// The text and, per class, the last run measured: a run that starts inside it ends where it
+/// ends. Matchers that fail after measuring a long run (`sk-sk-sk-…` without a digit) would
+/// otherwise measure it again from every trigger inside it.
+struct Scan<'a> {
+    s: &'a [u8],
+    runs: [(usize, usize); Class::COUNT],
+}
+
+impl Scan<'_> {
+    /// The end of the run of `class` bytes starting at `from`.
+    fn run_end(&mut self, from: usize, class: Class) -> usize {
+        let (start, end) = self.runs[class as usize];
+        if start <= from && from < end {
+            return end;
+        }
+        let mut i = from;
+        while i < self.s.len() && class.test(self.s[i]) {
+            i += 1;
+        }
+        self.runs[class as usize] = (from, i);
+        i
+    }
+}
+
+/// `s[at..]` starts with `lit` (ASCII, case-sensitive).
+fn starts(s: &[u8], at: usize, lit: &[u8]) -> bool {
+    s.len() >= at + lit.len() && &s[at..at + lit.len()] == lit
+}
+
+/// `s[at..]` starts with `lit` ignoring ASCII case (`lit` lower-case).
+fn starts_ci(s: &[u8], at: usize, lit: &[u8]) -> bool {
+    s.len() >= at + lit.len() && s[at..at + lit.len()].eq_ignore_ascii_case(lit)
+}
+
+/// No ASCII letter or digit just before `at`.
+fn boundary_before(s: &[u8], at: usize) -> bool {
+    at == 0 || !is_alnum(s[at - 1])
+}
+
+/// Every credential in `text`, in order, not overlapping.
+#[must_use]
+pub fn find(text: &str) -> Vec<Found> {
+    let s = text.as_bytes();
+    let mut scan = Scan {
+        s,
+        runs: [(0, 0); Class::COUNT],
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    // Bytes before `floor` were already replaced or passed: a match never reaches back
+    // before it.
+    let mut floor = 0;
+    while i < s.len() {
+        if !TRIGGER[usize::from(s[i])] {
+            i += 1;
+            continue;
+        }
+        match match_at(&mut scan, i, floor) {
+            Some(f) if f.end > i => {
+                out.push(f);
+                i = f.end;
+                floor = f.end;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// `text` with every credential replaced by `[redacted:<kind>]`; borrowed when there is none.
+#[must_use]
+pub fn redact(text: &str) -> Cow<'_, str> {
+    let found = find(text);
+    if found.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for f in found {
+        // Every match starts and ends next to an ASCII byte (or the text's ends), so these
+        // are char boundaries; `get` keeps that a checked fact rather than a panic.
+        out.push_str(text.get(last..f.start).unwrap_or(""));
+        out.push_str("[redacted:");
+        out.push_str(f.kind.as_str());
+        out.push(']');
+        last = f.end;
+    }
+    out.push_str(text.get(last..).unwrap_or(""));
+    Cow::Owned(out)
+}
+
+/// Redacts `s` in place; true when anything changed.
+pub fn redact_in_place(s: &mut String) -> bool {
+    if let Cow::Owned(r) = redact(s) {
+        *s = r;
+        true
+    } else {
+        false
+    }
+}
+
+/// Redacts every string inside a JSON value, in place.
+pub fn redact_json(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::String(s) => {
+            redact_in_place(s);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(redact_json),
+        serde_json::Value::Object(o) => o.values_mut().for_each(redact_json),
+        _ => {}
+    }
+}
+
+fn found(start: usize, end: usize, kind: SecretKind) -> Option<Found> {
+    Some(Found { start, end, kind })
+}
+
+/// The match that the trigger byte at `i` starts (or, looking back no further than `floor`,
+/// ends a scheme of).
+fn match_at(sc: &mut Scan<'_>, i: usize, floor: usize) -> Option<Found> {
+    let s = sc.s;
+    match s[i] {
+        b'A' => aws_key_id(s, i).or_else(|| secret_access_key(sc, i)),
+        b'a' | b'S' => secret_access_key(sc, i),
+        b's' => anthropic_or_openai(sc, i).or_else(|| secret_access_key(sc, i)),
+        b'g' => github(sc, i).or_else(|| gitlab(sc, i)),
+        b'x' => slack_token(sc, i),
+        b'h' => slack_webhook(sc, i, floor),
+        b'-' => private_key(s, i),
+        b'B' | b'b' => bearer(sc, i),
+        b'e' => jwt(sc, i),
+        b':' => url_password(s, i),
+        _ => None,
+    }
+}
+
+/// `(AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}`, alone (no letter or digit on either side).
+fn aws_key_id(s: &[u8], i: usize) -> Option<Found> {
+    let prefix = [b"AKIA", b"ASIA", b"ABIA", b"ACCA"]
+        .iter()
+        .any(|p| starts(s, i, *p));
+    if !prefix || !boundary_before(s, i) {
+        return None;
+    }
+    let body = s.get(i + 4..i + 20)?;
+    if !body
+        .iter()
+        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+    {
+        return None;
+    }
+    if s.get(i + 20).is_some_and(|b| is_alnum(*b)) {
+        return None;
+    }
+    found(i, i + 20, SecretKind::AwsAccessKeyId)
+}
+
+/// `[aws_]secret[_-]?access[_-]?key` (any case), optional quotes, `=` or `:`, optional quotes,
+/// then 40 base64 characters: the value is replaced, the name kept.
+fn secret_access_key(sc: &mut Scan<'_>, i: usize) -> Option<Found> {
+    let s = sc.s;
+    let mut j = i;
+    if starts_ci(s, j, b"aws") {
+        j += 3;
+        if matches!(s.get(j), Some(b'_' | b'-')) {
+            j += 1;
+        }
+    } else if !boundary_before(s, i) && s[i - 1] != b'_' {
+        // `secret…` inside a longer word is not a key name (`aws_` before it is handled by
+        // the match starting at `a`).
+        return None;
+    }
+    for (k, part) in [&b"secret"[..], b"access", b"key"].iter().enumerate() {
+        if k > 0 && matches!(s.get(j), Some(b'_' | b'-')) {
+            j += 1;
+        }
+        if !starts_ci(s, j, part) {
+            return None;
+        }
+        j += part.len();
+    }
+    let quote = |b: u8| matches!(b, b'"' | b'\'' | b'\\' | b' ' | b'\t');
+    let limit = j + 8;
+    while j < s.len() && j < limit && quote(s[j]) {
+        j += 1;
+    }
+    if !matches!(s.get(j), Some(b'=' | b':')) {
+        return None;
+    }
+    j += 1;
+    let limit = j + 8;
+    while j < s.len() && j < limit && quote(s[j]) {
+        j += 1;
+    }
+    let end = sc.run_end(j, Class::B64);
+    if end - j != 40 || s.get(end) == Some(&b'=') {
+        return None;
+    }
+    found(j, end, SecretKind::AwsSecretAccessKey)
+}
+
+/// `gh[pousr]_[A-Za-z0-9]{30,}` or `github_pat_[A-Za-z0-9_]{22,}`.
+fn github(sc: &mut Scan<'_>, i: usize) -> Option<Found> {
+    let s = sc.s;
+    if !boundary_before(s, i) {
+        return None;
+    }
+    if starts(s, i, b"github_pat_") {
+        let end = sc.run_end(i + 11, Class::AlnumUnderscore);
+        return (end - (i + 11) >= 22).then_some(Found {
+            start: i,
+            end,
+            kind: SecretKind::GithubToken,
+        });
+    }
+    if s.get(i + 1) != Some(&b'h')
+        || !matches!(s.get(i + 2), Some(b'p' | b'o' | b'u' | b's' | b'r'))
+        || s.get(i + 3) != Some(&b'_')
+    {
+        return None;
+    }
+    let end = sc.run_end(i + 4, Class::Alnum);
+    if end - (i + 4) < 30 || s.get(end) == Some(&b'_') {
+        return None;
+    }
+    found(i, end, SecretKind::GithubToken)
+}
+
+/// `glpat-[A-Za-z0-9_-]{20,}`.
+fn gitlab(sc: &mut Scan<'_>, i: usize) -> Option<Found> {
+    let s = sc.s;
+    if !starts(s, i, b"glpat-") || !boundary_before(s, i) {
+        return None;
+    }
+    let end = sc.run_end(i + 6, Class::B64Url);
+    (end - (i + 6) >= 20).then_some(Found {
+        start: i,
+        end,
+        kind: SecretKind::GitlabToken,
+    })
+}
+
+/// `xox[abprs]-[A-Za-z0-9-]{10,}`.
+fn slack_token(sc: &mut Scan<'_>, i: usize) -> Option<Found> {
+    let s = sc.s;
+    if !starts(s, i, b"xox")
+        || !matches!(s.get(i + 3), Some(b'a' | b'b' | b'p' | b'r' | b's'))
+        || s.get(i + 4) != Some(&b'-')
+        || !boundary_before(s, i)
+    {
+        return None;
+    }
+    let end = sc.run_end(i + 5, Class::AlnumDash);
+    (end - (i + 5) >= 10).then_some(Found {
+        start: i,
+        end,
+        kind: SecretKind::SlackToken,
+    })
+}
+
+/// `[http[s]://]hooks.slack.com/(services|workflows|triggers)/[A-Za-z0-9/_+-]{10,}`: the whole
+/// URL (its scheme too when it is there and not already passed).
+fn slack_webhook(sc: &mut Scan<'_>, i: usize, floor: usize) -> Option<Found> {
+    let s = sc.s;
+    if !starts(s, i, b"hooks.slack.com/") {
+        return None;
+    }
+    let path = i + 16;
+    let kind_len = [&b"services/"[..], b"workflows/", b"triggers/"]
+        .iter()
+        .find(|p| starts(s, path, p))
+        .map(|p| p.len())?;
+    let body = path + kind_len;
+    let end = sc.run_end(body, Class::WebhookPath);
+    if end - body < 10 {
+        return None;
+    }
+    let mut start = i;
+    for scheme in [&b"https://"[..], b"http://"] {
+        if i >= floor + scheme.len() && &s[i - scheme.len()..i] == scheme {
+            start = i - scheme.len();
+            break;
+        }
+    }
+    found(start, end, SecretKind::SlackWebhook)
+}
+
+/// `sk-ant-[A-Za-z0-9_-]{20,}` (Anthropic), else `sk-[A-Za-z0-9_-]{20,}` with a digit in it
+/// (OpenAI, `sk-proj-…` and the other project and service account forms included).
+fn anthropic_or_openai(sc: &mut Scan<'_>, i: usize) -> Option<Found> {
+    let s = sc.s;
+    if !starts(s, i, b"sk-") || !boundary_before(s, i) {
+        return None;
+    }
+    if starts(s, i, b"sk-ant-") {
+        let end = sc.run_end(i + 7, Class::B64Url);
+        if end - (i + 7) >= 20 {
+            return found(i, end, SecretKind::AnthropicKey);
+        }
+        return None;
+    }
+    let end = sc.run_end(i + 3, Class::B64Url);
+    let body = &s[i + 3..end];
+    if body.len() >= 20 && has_digit(body) {
+        return found(i, end, SecretKind::OpenaiKey);
+    }
+    None
+}
+
+/// `-----BEGIN <label>PRIVATE KEY<rest>-----` through the matching `-----END …-----` line (or
+/// the end of the text when the block is cut off). `<label>` and `<rest>` are upper-case
+/// letters, digits and spaces (`RSA `, `OPENSSH `, `EC `, `ENCRYPTED `, PGP's ` BLOCK`).
+fn private_key(s: &[u8], i: usize) -> Option<Found> {
+    if !starts(s, i, b"-----BEGIN ") {
+        return None;
+    }
+    let label_end = armour_label(s, i + 11)?;
+    let label = &s[i + 11..label_end];
+    if !contains(label, b"PRIVATE KEY") {
+        return None;
+    }
+    let body = label_end + 5;
+    let Some(at) = memchr::memmem::find(&s[body..], b"-----END ") else {
+        return found(i, s.len(), SecretKind::PrivateKey);
+    };
+    let end_label = body + at + 9;
+    let end = armour_label(s, end_label).map_or(end_label, |e| e + 5);
+    found(i, end, SecretKind::PrivateKey)
+}
+
+/// The end of an armour label at `from` (`[A-Z0-9 ]{1,64}` then `-----`).
+fn armour_label(s: &[u8], from: usize) -> Option<usize> {
+    let mut j = from;
+    while j < s.len()
+        && j - from < 64
+        && (s[j].is_ascii_uppercase() || s[j].is_ascii_digit() || s[j] == b' ')
+    {
+        j += 1;
+    }
+    (j > from && starts(s, j, b"-----")).then_some(j)
+}
+
+/// A digit among the first [`DIGIT_WINDOW`] bytes.
+fn has_digit(body: &[u8]) -> bool {
+    body.iter().take(DIGIT_WINDOW).any(u8::is_ascii_digit)
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// `bearer` (any case, alone) then spaces then a token of 16+ `b64token` characters with a
+/// digit in it: the token is replaced, `Bearer ` kept.
+fn bearer(sc: &mut Scan<'_>, i: usize) -> Option<Found> {
+    let s = sc.s;
+    if !starts_ci(s, i, b"bearer") || !boundary_before(s, i) {
+        return None;
+    }
+    let mut j = i + 6;
+    let spaces = j;
+    while j < s.len() && j - spaces < 8 && s[j] == b' ' {
+        j += 1;
+    }
+    if j == spaces {
+        return None;
+    }
+    let end = sc.run_end(j, Class::B64Token);
+    let token = &s[j..end];
+    if token.len() >= 16 && has_digit(token) {
+        return found(j, end, SecretKind::BearerToken);
+    }
+    None
+}
+
+/// `eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`: a JWS in compact form whose
+/// header and payload are base64url JSON objects.
+fn jwt(sc: &mut Scan<'_>, i: usize) -> Option<Found> {
+    let s = sc.s;
+    if !starts(s, i, b"eyJ") || !boundary_before(s, i) {
+        return None;
+    }
+    let head = sc.run_end(i + 3, Class::B64Url);
+    if head - i < 13 || s.get(head) != Some(&b'.') || !starts(s, head + 1, b"eyJ") {
+        return None;
+    }
+    let payload = sc.run_end(head + 4, Class::B64Url);
+    if payload - (head + 1) < 13 || s.get(payload) != Some(&b'.') {
+        return None;
+    }
+    let end = sc.run_end(payload + 1, Class::B64Url);
+    found(i, end, SecretKind::Jwt)
+}
+
+/// `<scheme>://<user>:<password>@<host>`: the password is replaced. `<scheme>` is a URL scheme
+/// just before `://`; `<user>` has no `:/@?#` or space, `<password>` no `/@?#` or space, each
+/// at most 256 bytes.
+fn url_password(s: &[u8], i: usize) -> Option<Found> {
+    if !starts(s, i, b"://") || i == 0 || !s[i - 1].is_ascii_alphanumeric() {
+        return None;
+    }
+    let userinfo = |b: u8| !matches!(b, b'/' | b'@' | b'?' | b'#') && !b.is_ascii_whitespace();
+    let user_start = i + 3;
+    let mut j = user_start;
+    while j < s.len() && j - user_start < 256 && userinfo(s[j]) && s[j] != b':' {
+        j += 1;
+    }
+    if j == user_start || s.get(j) != Some(&b':') {
+        return None;
+    }
+    let pw_start = j + 1;
+    j = pw_start;
+    while j < s.len() && j - pw_start < 256 && userinfo(s[j]) {
+        j += 1;
+    }
+    if j == pw_start || s.get(j) != Some(&b'@') {
+        return None;
+    }
+    // A host follows: a letter, digit or `[` (an IPv6 literal).
+    if !s
+        .get(j + 1)
+        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'[')
+    {
+        return None;
+    }
+    if starts(s, pw_start, b"[redacted:") {
+        return None;
+    }
+    found(pw_start, j, SecretKind::UrlPassword)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_text_is_borrowed() {
+        assert!(matches!(
+            redact("nothing to see: a://b, sk-1"),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn replaces_and_is_idempotent() {
+        let t = "x AKIAIOSFODNN7EXAMPLE y";
+        let r = redact(t);
+        assert_eq!(r, "x [redacted:aws_access_key_id] y");
+        assert!(matches!(redact(&r), Cow::Borrowed(_)));
+    }
+}
