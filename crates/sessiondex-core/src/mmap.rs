@@ -13,6 +13,35 @@ use crate::error::{Error, Result};
 #[derive(Debug)]
 pub struct Mmap {
     map: Option<memmap2::Mmap>,
+    /// The file, kept open so [`Mmap::unchanged`] can ask about the mapped inode itself.
+    file: File,
+    stamp: Stamp,
+}
+
+/// What a file's metadata says about its contents: an in-place write changes one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    ctime: (i64, i64),
+    #[cfg(unix)]
+    inode: (u64, u64),
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            #[cfg(unix)]
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            #[cfg(unix)]
+            inode: (meta.dev(), meta.ino()),
+        }
+    }
 }
 
 impl Mmap {
@@ -24,16 +53,43 @@ impl Mmap {
     /// `index_io` when the file cannot be opened or mapped.
     pub fn open(path: &Path) -> Result<Mmap> {
         let file = File::open(path).map_err(|e| Error::io(path, &e))?;
-        let len = file.metadata().map_err(|e| Error::io(path, &e))?.len();
-        if len == 0 {
-            return Ok(Mmap { map: None });
+        let meta = file.metadata().map_err(|e| Error::io(path, &e))?;
+        let stamp = Stamp::of(&meta);
+        if meta.len() == 0 {
+            return Ok(Mmap {
+                map: None,
+                file,
+                stamp,
+            });
         }
         // SAFETY: the store never modifies an index file in place: every write goes to a temp
         // file that is renamed over the target, so the inode mapped here keeps its bytes for
         // the life of the map. Another program truncating the file could still fault on
         // access; that is outside the store's contract (the index dir is 0700 and ours).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, &e))?;
-        Ok(Mmap { map: Some(map) })
+        Ok(Mmap {
+            map: Some(map),
+            file,
+            stamp,
+        })
+    }
+
+    /// Whether the mapped file still has the length, modification and change times it had
+    /// when it was mapped (one `fstat`). A reader that keeps a map across calls asks this
+    /// before trusting bytes it checked earlier: a write in place (which the store never
+    /// does, but another program might) changes the change time.
+    #[must_use]
+    pub fn unchanged(&self) -> bool {
+        self.file
+            .metadata()
+            .is_ok_and(|m| Stamp::of(&m) == self.stamp)
+    }
+
+    /// Whether `path` names the very file this maps, unchanged: the store replaces files by
+    /// renaming new ones over them, which gives the path another inode.
+    #[must_use]
+    pub fn is_current(&self, path: &Path) -> bool {
+        std::fs::metadata(path).is_ok_and(|m| Stamp::of(&m) == self.stamp) && self.unchanged()
     }
 }
 

@@ -7,6 +7,7 @@
 //! searches it as an in-memory hot shard, so its answers are exact and never truncated.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use fst::Streamer;
 use serde_json::json;
@@ -68,7 +69,7 @@ struct Slot {
     last_ts: Option<i64>,
     source_hash: String,
     lineage: String,
-    shard: Option<HotShard<Bytes>>,
+    shard: Option<Arc<HotShard<Bytes>>>,
     catalog: Option<usize>,
     cold: bool,
 }
@@ -683,7 +684,7 @@ pub fn recall(
                 last_ts: shard.summary().last_ts,
                 source_hash: h.source_hash.clone(),
                 lineage: h.selection.lineage_fingerprint.clone(),
-                shard: Some(shard),
+                shard: Some(Arc::new(shard)),
                 catalog: pos,
                 cold: false,
             });
@@ -710,7 +711,7 @@ pub fn recall(
                     }
                 }
                 let cold = e.tier == Tier::Cold;
-                let shard = if cold { None } else { index.hot(i)? };
+                let shard = if cold { None } else { index.hot_shared(i)? };
                 if !cold && shard.is_none() {
                     s.coverage.add_reason("index_file_missing");
                     continue;

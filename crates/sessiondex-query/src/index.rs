@@ -8,7 +8,7 @@
 //! backend holds.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use sessiondex_core::catalog::{Catalog, CatalogEntry, Tier};
@@ -44,6 +44,19 @@ impl AsRef<[u8]> for Bytes {
             Bytes::Mapped(m) => m.as_ref(),
             Bytes::Owned(a) => a.as_slice(),
             Bytes::Shared(a) => a.as_slice(),
+        }
+    }
+}
+
+impl Bytes {
+    /// Whether bytes checked earlier can still be trusted: a map whose file was not written
+    /// in place since (one `fstat`); bytes in memory always.
+    #[must_use]
+    pub fn unchanged(&self) -> bool {
+        match self {
+            #[cfg(feature = "fs")]
+            Bytes::Mapped(m) => m.unchanged(),
+            Bytes::Owned(_) | Bytes::Shared(_) => true,
         }
     }
 }
@@ -89,6 +102,12 @@ pub struct Index {
     branches: Branches,
     entries: Vec<CatalogEntry>,
     catalog: Option<Catalog<Bytes>>,
+    /// The catalog's path and map when on disk ([`Index::is_current`]).
+    #[cfg(feature = "fs")]
+    catalog_file: Option<(PathBuf, Option<Mmap>)>,
+    /// Hot shards opened (and checked) so far, per catalog position: an index kept across
+    /// calls opens each shard once.
+    hot: Vec<Mutex<Option<Arc<HotShard<Bytes>>>>>,
 }
 
 /// A session named by id or path, resolved.
@@ -251,16 +270,26 @@ impl Index {
     pub fn open(root: &Path, branches: Branches) -> Result<Index, Error> {
         let store = Store::open(root.to_path_buf()).map_err(|e| core_error(&e))?;
         let path = store.path(branches, FileKind::Catalog, "");
-        let catalog = match map(&path)? {
-            None => None,
-            Some(bytes) => Some(Catalog::open(bytes).map_err(|e| core_error(&e))?),
+        let (catalog, stamp) = match std::fs::metadata(&path) {
+            Err(_) => (None, None),
+            Ok(_) => {
+                let cat = Mmap::open(&path).map_err(|e| core_error(&e))?;
+                // A second map of the same inode, kept to tell later whether the path
+                // still names it (the catalog reader owns the first).
+                let stamp = Mmap::open(&path).map_err(|e| core_error(&e))?;
+                let cat = Catalog::open(Bytes::Mapped(cat)).map_err(|e| core_error(&e))?;
+                (Some(cat), Some(stamp))
+            }
         };
         let entries = decode(catalog.as_ref())?;
+        let hot = (0..entries.len()).map(|_| Mutex::new(None)).collect();
         Ok(Index {
             backend: Backend::Store(store),
             branches,
             entries,
             catalog,
+            catalog_file: Some((path, stamp)),
+            hot,
         })
     }
 
@@ -293,6 +322,7 @@ impl Index {
                 ),
             ));
         }
+        let hot = (0..entries.len()).map(|_| Mutex::new(None)).collect();
         Ok(Index {
             backend: Backend::Memory {
                 files: parts.files,
@@ -301,7 +331,26 @@ impl Index {
             branches,
             entries,
             catalog,
+            #[cfg(feature = "fs")]
+            catalog_file: None,
+            hot,
         })
+    }
+
+    /// Whether this index still shows what is on disk: the catalog path names the file it
+    /// opened (a sync that changed anything renamed a new catalog over it), or both are
+    /// absent. An index in memory is always current. A caller that keeps an index across
+    /// calls reopens it when this is false.
+    #[must_use]
+    pub fn is_current(&self) -> bool {
+        #[cfg(feature = "fs")]
+        if let Some((path, stamp)) = &self.catalog_file {
+            return match stamp {
+                Some(m) => m.is_current(path),
+                None => !path.exists(),
+            };
+        }
+        true
     }
 
     /// The branch mode.
@@ -355,6 +404,27 @@ impl Index {
             None => Ok(None),
             Some(b) => HotShard::open(b).map(Some).map_err(|e| core_error(&e)),
         }
+    }
+
+    /// [`Index::hot`], opened and checked once per index and shared: a later call gets the
+    /// same shard while its file is unchanged (one `fstat`), else opens it again.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the file fails its checks.
+    pub fn hot_shared(&self, i: usize) -> Result<Option<Arc<HotShard<Bytes>>>, Error> {
+        let Some(slot) = self.hot.get(i) else {
+            return Ok(None);
+        };
+        let mut slot = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(shard) = slot.as_ref() {
+            if shard.bytes().unchanged() {
+                return Ok(Some(Arc::clone(shard)));
+            }
+        }
+        let shard = self.hot(i)?.map(Arc::new);
+        slot.clone_from(&shard);
+        Ok(shard)
     }
 
     /// The cold digest of session `i`; `None` when it is hot or its file is missing.

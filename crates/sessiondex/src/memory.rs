@@ -2,11 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use sessiondex_core::catalog::Tier;
 use sessiondex_core::format_rfc3339_ms;
 use sessiondex_core::store::Store;
+use sessiondex_query::index::Index;
 use sessiondex_source::{Branches, Format};
 
 use crate::sync::{self, core_error, IndexCoverage, ReasonCount, SyncReport};
@@ -79,6 +81,10 @@ pub struct Memory {
     config: Config,
     sources: Vec<PathBuf>,
     pub(crate) store: Store,
+    /// Indexes opened by earlier calls, per branch mode, shared by clones: a call reuses one
+    /// while its catalog is still the file on disk, so hot shards are opened and checked
+    /// once per process rather than once per call.
+    pub(crate) indexes: Arc<Mutex<Vec<(Branches, Arc<Index>)>>>,
 }
 
 impl Memory {
@@ -99,6 +105,7 @@ impl Memory {
             config,
             sources: sources.unwrap_or_else(default_sources),
             store,
+            indexes: Arc::default(),
         })
     }
 

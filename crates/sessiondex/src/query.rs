@@ -4,6 +4,8 @@
 //! (within the budgets), as a user who just typed a query expects, and merge the sync's
 //! counts into the answer's coverage.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use sessiondex_query::engine::{self, EngineOptions, QueryContext};
 use sessiondex_query::expand::{self, Expansion, Walk, WalkRequest};
@@ -99,8 +101,22 @@ pub fn engine_options(config: &Config) -> EngineOptions {
 }
 
 impl Memory {
-    fn index(&self, branches: Branches) -> Result<Index, Error> {
-        Index::open(self.index_dir(), branches)
+    /// The index of `branches`: the one an earlier call opened while it is still current
+    /// ([`Index::is_current`]), else opened now and kept.
+    fn index(&self, branches: Branches) -> Result<Arc<Index>, Error> {
+        let mut open = self
+            .indexes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, index)) = open.iter().find(|(b, _)| *b == branches) {
+            if index.is_current() {
+                return Ok(Arc::clone(index));
+            }
+        }
+        let index = Arc::new(Index::open(self.index_dir(), branches)?);
+        open.retain(|(b, _)| *b != branches);
+        open.push((branches, Arc::clone(&index)));
+        Ok(index)
     }
 
     /// Recall in the context of this process ([`context_from_env`]).
