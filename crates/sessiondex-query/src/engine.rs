@@ -43,6 +43,8 @@ pub const MAX_STRUCTURAL_ENTRIES: usize = 10;
 pub const MAX_MATCHED_TERMS: usize = 20;
 /// Matches counted per entry for phrase and regex term frequency.
 const MAX_SPANS: usize = 64;
+/// Matches considered when placing a snippet's window.
+const MAX_SNIP: usize = crate::source_text::MAX_SNIPPET_SPANS;
 
 /// What the engine needs from the configuration.
 #[derive(Debug, Clone, Default)]
@@ -294,6 +296,10 @@ impl Search<'_> {
                     if let Some(th) = e.thinking().map_err(ce)? {
                         count += phrase.spans(th, MAX_SPANS).len();
                     }
+                    if count == 0 && e.truncated() {
+                        // The phrase may lie past the stored cut.
+                        self.coverage.add_reason(reason::MAX_ENTRY_CHARS);
+                    }
                     if count > 0 {
                         found.push((i, count, e.token_len(), weight(&e)?));
                     }
@@ -328,6 +334,10 @@ impl Search<'_> {
                         if re.is_match_text(&hay) {
                             count += re.find_spans(&hay, MAX_SPANS).len().max(1);
                         }
+                    }
+                    if count == 0 && e.truncated() && !self.regex_stopped {
+                        // The pattern may match past the stored cut.
+                        self.coverage.add_reason(reason::MAX_ENTRY_CHARS);
                     }
                     if count > 0 {
                         found.push((i, count, e.token_len(), weight(&e)?));
@@ -707,7 +717,11 @@ pub fn recall(
                 if !e.summary.coverage.complete {
                     s.coverage.incomplete_sessions += 1;
                     for r in &e.summary.coverage.reasons {
-                        s.coverage.add_reason(&r.code);
+                        // Every token of a cut entry is posted: the cut alone loses nothing
+                        // here (phrase and regex add it below when they meet a cut entry).
+                        if r.code != reason::MAX_ENTRY_CHARS {
+                            s.coverage.add_reason(&r.code);
+                        }
                     }
                 }
                 let cold = e.tier == Tier::Cold;
@@ -894,12 +908,29 @@ pub fn recall(
                 if text.is_empty() {
                     text = e.thinking().map_err(ce)?.unwrap_or("");
                 }
-                let spans = match &s.matcher {
+                // Every match (up to a cap), so the window is the densest of the entry.
+                let spans_of = |text: &str| match &s.matcher {
                     Matcher::None => Vec::new(),
-                    Matcher::Terms { .. } => crate::bm25::term_spans(text, &highlight, 16),
-                    Matcher::Phrase { phrase, .. } => phrase.spans(text, 16),
-                    Matcher::Regex(re) => re.find_spans(text, 16),
+                    Matcher::Terms { .. } => crate::bm25::term_spans(text, &highlight, MAX_SNIP),
+                    Matcher::Phrase { phrase, .. } => phrase.spans(text, MAX_SNIP),
+                    Matcher::Regex(re) => re.find_spans(text, MAX_SNIP),
                 };
+                let spans = spans_of(text);
+                let mut snip = Some(snippet(text, &spans, &SnippetOptions::default()));
+                let mut snippet_unavailable = None;
+                if spans.is_empty() && lexical && e.truncated() {
+                    // The matches lie past the stored cut: the window is read from source.
+                    let entry = slot.catalog.and_then(|i| index.entries().get(i));
+                    let (sn, why) = crate::source_text::entry_snippet(
+                        index,
+                        entry,
+                        &e,
+                        &opts.policy,
+                        Some(&spans_of),
+                    );
+                    snip = sn;
+                    snippet_unavailable = why.map(|u| u.code().to_owned());
+                }
                 let follow = Call::expand(&ExpandRequest {
                     session: slot.file.clone(),
                     indices: Some(vec![i64::from(entry)]),
@@ -920,7 +951,8 @@ pub fn recall(
                     outcome: e.outcome().map_err(ce)?,
                     timestamp: e.timestamp().map_err(ce)?,
                     score: round(score),
-                    snippet: Some(snippet(text, &spans, &SnippetOptions::default())),
+                    snippet: snip,
+                    snippet_unavailable,
                     matched_terms: Vec::new(),
                     matched_structural_entries: Vec::new(),
                     follow,
@@ -952,6 +984,7 @@ pub fn recall(
                     timestamp: slot.last_ts.and_then(format_rfc3339_ms),
                     score: round(score),
                     snippet: None,
+                    snippet_unavailable: None,
                     matched_terms: c.terms.clone(),
                     matched_structural_entries: structural,
                     follow,

@@ -468,6 +468,75 @@ impl Index {
         }
     }
 
+    /// The line at byte `offset` of the source of catalog entry `e` (its newline included),
+    /// when the source is still what was indexed: on disk its size and mtime must match the
+    /// catalog's identity, in memory the bytes held under its path must have the indexed
+    /// size. For [`crate::source_text`], which re-reads one entry past its stored cut.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::source_text::Unavailable::SourceChanged`] when the source is gone or differs,
+    /// [`crate::source_text::Unavailable::SourceUnreadable`] when it cannot be read.
+    pub fn source_line(
+        &self,
+        e: &CatalogEntry,
+        offset: u64,
+    ) -> Result<Vec<u8>, crate::source_text::Unavailable> {
+        use crate::source_text::Unavailable;
+        let id = &e.identity;
+        if offset >= id.size {
+            return Err(Unavailable::SourceChanged);
+        }
+        match &self.backend {
+            #[cfg(feature = "fs")]
+            Backend::Store(_) => {
+                use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+                let mut f = match std::fs::File::open(&id.path) {
+                    Ok(f) => f,
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                        return Err(Unavailable::SourceChanged)
+                    }
+                    Err(_) => return Err(Unavailable::SourceUnreadable),
+                };
+                let m = f.metadata().map_err(|_| Unavailable::SourceUnreadable)?;
+                let mtime = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .and_then(|d| i64::try_from(d.as_nanos()).ok())
+                    .unwrap_or(0);
+                if m.len() != id.size || mtime != id.mtime_ns {
+                    return Err(Unavailable::SourceChanged);
+                }
+                f.seek(SeekFrom::Start(offset))
+                    .map_err(|_| Unavailable::SourceUnreadable)?;
+                let mut line = Vec::new();
+                BufReader::with_capacity(256 * 1024, f)
+                    .take(id.size - offset)
+                    .read_until(b'\n', &mut line)
+                    .map_err(|_| Unavailable::SourceUnreadable)?;
+                Ok(line)
+            }
+            Backend::Memory { sources, .. } => {
+                let Some(bytes) = sources.get(&id.path) else {
+                    return Err(Unavailable::SourceChanged);
+                };
+                if bytes.len() as u64 != id.size {
+                    return Err(Unavailable::SourceChanged);
+                }
+                let rest = usize::try_from(offset)
+                    .ok()
+                    .and_then(|o| bytes.get(o..))
+                    .ok_or(Unavailable::SourceChanged)?;
+                let end = rest
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(rest.len(), |i| i + 1);
+                Ok(rest[..end].to_vec())
+            }
+        }
+    }
+
     /// Whether the source of catalog entry `e` is still what was indexed: on disk by its size
     /// and mtime, in memory by the bytes held under its path.
     #[must_use]

@@ -9,6 +9,7 @@
 //! - [`bm25`]: BM25 with provenance weights, `any`/`all` and phrase helpers.
 //! - [`request`]: the JSON shapes of recall/expand requests, calls, pages and coverage.
 //! - [`mod@snippet`]: bounded snippets around the densest window of matches.
+//! - [`source_text`]: an entry's whole text re-read from its source past the stored cut.
 //!
 //! The engine over an opened index of one branch mode ([`index::Index`]):
 //!
@@ -37,6 +38,7 @@ pub mod regex;
 pub mod request;
 pub mod sessions;
 pub mod snippet;
+pub mod source_text;
 
 pub use engine::{recall, EngineOptions, QueryContext};
 pub use error::{Error, ErrorCode};

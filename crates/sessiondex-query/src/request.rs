@@ -799,6 +799,10 @@ pub mod reason {
     pub const REGEX_HAYSTACK_BUDGET: &str = "regex_haystack_budget";
     /// A fuzzy term had more expansions than the cap.
     pub const FUZZY_EXPANSION_LIMIT: &str = "fuzzy_expansion_limit";
+    /// A phrase or regex query met an entry whose stored text is cut at `maxEntryChars` and
+    /// did not match its stored part: a match past the cut is not seen (every token is posted,
+    /// so literal and fuzzy queries never give this).
+    pub const MAX_ENTRY_CHARS: &str = "max_entry_chars";
 }
 
 /// Whether an empty result is authoritative, and why not.
@@ -922,6 +926,11 @@ pub struct Hit {
     /// A bounded excerpt with highlights (entry hits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snippet: Option<Snippet>,
+    /// Why an entry hit has no snippet: its matches lie past the stored `maxEntryChars` cut and
+    /// its source could not be re-read as indexed (`stale_pointer`: the source changed or is
+    /// gone; `source_unreadable`). Absent whenever there is a snippet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snippet_unavailable: Option<String>,
     /// Query terms found in a cold session's vocabulary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub matched_terms: Vec<String>,
@@ -1257,6 +1266,7 @@ mod tests {
                 truncated: false,
                 highlights: vec![[2, 9]],
             }),
+            snippet_unavailable: None,
             matched_terms: vec![],
             matched_structural_entries: vec![],
             follow,
@@ -1270,6 +1280,7 @@ mod tests {
             tool: None,
             outcome: None,
             snippet: None,
+            snippet_unavailable: None,
             matched_terms: vec!["timeout".into()],
             matched_structural_entries: vec![StructuralEntry {
                 index: 3,

@@ -183,6 +183,37 @@ mod tests {
         assert_eq!(marked(&s), ["beta", "gamma", "beta"]);
     }
 
+    fn spans_of(t: &str, needle: &str) -> Vec<Range<usize>> {
+        t.match_indices(needle)
+            .map(|(i, m)| i..i + m.len())
+            .collect()
+    }
+
+    #[test]
+    fn the_densest_run_wins_over_an_earlier_sparser_one_exactly() {
+        // Two matches at the start fit in 12 chars, three later ones do too: the three win.
+        // The window (12 chars, slack split) starts after the space before the run, so it is
+        // chars 24..35: "aa aa aa hh".
+        let t = "aa bb aa cc dd ee ff gg aa aa aa hh";
+        let s = snippet(t, &spans_of(t, "aa"), &opts(12));
+        assert_eq!(s.text, "aa aa aa hh");
+        assert!(s.truncated);
+        assert_eq!(s.highlights, [[0, 2], [3, 5], [6, 8]]);
+    }
+
+    #[test]
+    fn a_lone_match_far_from_the_start_gets_its_window_exactly() {
+        let t = "aaaa bbbb cccc TERM dddd eeee ffff";
+        let s = snippet(t, &spans_of(t, "TERM"), &opts(14));
+        assert_eq!(s.text, "TERM dddd eeee");
+        assert_eq!(s.highlights, [[0, 4]]);
+        // Near the end the window is pulled back to stay full.
+        let t = "aaaa bbbb cccc dddd eeee TERM";
+        let s = snippet(t, &spans_of(t, "TERM"), &opts(10));
+        assert_eq!(s.text, "eeee TERM");
+        assert_eq!(s.highlights, [[5, 9]]);
+    }
+
     #[test]
     fn never_splits_a_char_and_stays_bounded() {
         let t = "日本語のテキスト、です。".repeat(30);

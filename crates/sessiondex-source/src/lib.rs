@@ -517,6 +517,58 @@ pub fn resume<R: BufRead>(prev: Session, rest: R, opts: &ReadOptions) -> Result<
     run(builder, fr, rest, coverage, state.open_line, prior_dups)
 }
 
+/// Reads the records of one line of a session of `format`: `bytes` is the line as the file
+/// holds it (its newline optional), `line` its 1-based number and `offset` the byte offset of
+/// its first byte, so entry ids derived from the position, line numbers and offsets come out
+/// as a read of the whole file gives them. The texts of the records are those of a whole read;
+/// what a reader works out from other lines (pairing, lineage, the session id) is not.
+///
+/// This is how a caller that stored a cut text re-reads one entry's full text from the byte
+/// offset it recorded (after checking the file is unchanged).
+///
+/// ```
+/// use sessiondex_source::{read_bytes, read_line, Format, ReadOptions};
+///
+/// let log = br#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}
+/// {"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"hello"}}
+/// "#;
+/// let opts = ReadOptions::default();
+/// let whole = read_bytes("s1.jsonl", log, &opts).unwrap();
+/// let r = &whole.records[0];
+/// let at = r.offset as usize;
+/// let one = read_line("s1.jsonl", Format::Pi, r.line, r.offset, &log[at..], &opts).unwrap();
+/// assert_eq!(one[0].text, "hello");
+/// assert_eq!(one[0].entry_id, r.entry_id);
+/// ```
+///
+/// `opts` are the options of the whole read (its `format` is ignored: `format` is the
+/// session's); pass the same ones so the texts agree.
+///
+/// # Errors
+///
+/// [`ErrorKind::Io`] only in theory (the bytes are in memory).
+pub fn read_line(
+    file: &str,
+    format: Format,
+    line: u64,
+    offset: u64,
+    bytes: &[u8],
+    opts: &ReadOptions,
+) -> Result<Vec<Record>, Error> {
+    let one = match bytes.iter().position(|&b| b == b'\n') {
+        Some(end) => &bytes[..=end],
+        None => bytes,
+    };
+    let mut builder = Builder::new(file);
+    builder.redact = opts.redact_secrets;
+    builder.meta.format = Some(format);
+    let mut coverage = std::mem::take(&mut builder.coverage);
+    coverage.complete_bytes = offset;
+    coverage.lines = line.saturating_sub(1);
+    let session = run(builder, reader_for(format), one, coverage, false, None)?;
+    Ok(session.records)
+}
+
 /// Reads a session from bytes in memory.
 ///
 /// # Errors

@@ -692,20 +692,30 @@ fn append_one(
     };
     let hash = hex(&tee.full.finalize());
     let mut sel = session.select(branches);
-    // Old records take their stored text from the old shard.
-    let mut stored: HashMap<&str, (&str, Option<&str>)> = HashMap::new();
+    // Old records take their stored text from the old shard; one whose stored text was cut at
+    // `maxEntryChars` is read again from its own line, so the new shard posts all its tokens.
+    let mut stored: HashMap<&str, (&str, Option<&str>, bool)> = HashMap::new();
     for e in shard.entries() {
         if let (Ok(id), Ok(text), Ok(thinking)) = (e.entry_id(), e.text(), e.thinking()) {
-            stored.insert(id, (text, thinking));
+            stored.insert(id, (text, thinking, e.truncated()));
         }
     }
     for r in &mut sel.records {
         if r.offset < start {
-            let Some((text, thinking)) = stored.get(r.entry_id.as_str()) else {
+            let Some((text, thinking, cut)) = stored.get(r.entry_id.as_str()) else {
                 return Ok(None);
             };
-            r.text = (*text).to_owned();
-            r.thinking = thinking.map(str::to_owned);
+            if *cut {
+                let Some((text, thinking)) = reread_entry(&c.path, session.meta.format, r, opts)
+                else {
+                    return Ok(None);
+                };
+                r.text = text;
+                r.thinking = thinking;
+            } else {
+                r.text = (*text).to_owned();
+                r.thinking = thinking.map(str::to_owned);
+            }
         }
     }
     drop(stored);
@@ -728,6 +738,25 @@ fn append_one(
         bytes_read: total,
         bytes_parsed: total - start,
     }))
+}
+
+/// The text and thinking of record `r` read again from its line of the source at `path`
+/// (`None` when the line cannot be read or no longer holds the record).
+fn reread_entry(
+    path: &Path,
+    format: Option<source::Format>,
+    r: &source::Record,
+    opts: &ReadOptions,
+) -> Option<(String, Option<String>)> {
+    use std::io::{BufRead, Seek, SeekFrom};
+    let mut f = File::open(path).ok()?;
+    f.seek(SeekFrom::Start(r.offset)).ok()?;
+    let mut line = Vec::new();
+    BufReader::new(f).read_until(b'\n', &mut line).ok()?;
+    let name = path.to_string_lossy();
+    let records = source::read_line(&name, format?, r.line, r.offset, &line, opts).ok()?;
+    let found = records.into_iter().find(|x| x.entry_id == r.entry_id)?;
+    Some((found.text, found.thinking))
 }
 
 /// Writes the catalog; cold entries reused from the last sync get their vocabulary from their

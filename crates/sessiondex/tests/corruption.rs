@@ -212,3 +212,67 @@ fn every_damaged_index_file_is_detected_and_the_next_sync_rebuilds_it() {
     assert!(rebuilt > trials / 2);
     assert!(detected > 0);
 }
+
+/// One `Memory` answers many calls from the index it opened first (hot shards opened and
+/// checked once). What changes on disk between calls is still seen: a hot shard written in
+/// place is checked again (and the damage repaired), a sync that changed the catalog makes
+/// the next call open the new one.
+#[test]
+fn a_memory_kept_across_calls_sees_damage_and_new_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, files) = corpus(tmp.path());
+    let m = memory(tmp.path(), &src, Config::default());
+    let q = request(r#"{"query": "backoff", "scope": "global"}"#);
+    let first = m.recall_in(&q, &ctx()).unwrap();
+    assert!(!first.hits.is_empty());
+    assert!(first.coverage.complete);
+
+    // Damage every hot shard in place (same inode, same length). The file times are
+    // coarse (a few ms): wait so the write is seen as one.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let hot = files_of(&tmp.path().join("index"), Kind::Hot);
+    assert!(!hot.is_empty());
+    let sound: Vec<Vec<u8>> = hot.iter().map(|p| fs::read(p).unwrap()).collect();
+    for path in &hot {
+        let mut bytes = fs::read(path).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0xff;
+        fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes))
+            .unwrap();
+    }
+    let again = m.recall_in(&q, &ctx()).unwrap();
+    assert_eq!(
+        serde_json::to_value(&again).unwrap(),
+        serde_json::to_value(&first).unwrap(),
+        "the damaged shards were used or not repaired"
+    );
+    for (path, sound) in hot.iter().zip(&sound) {
+        assert_eq!(
+            &fs::read(path).unwrap(),
+            sound,
+            "{} not rebuilt",
+            path.display()
+        );
+    }
+
+    // A new entry appended to a source: the sync rewrites the catalog, the next call sees it.
+    let claude = files
+        .iter()
+        .find(|p| p.to_string_lossy().contains("claude-code"))
+        .unwrap();
+    let line = r#"{"parentUuid":"c0000001-0000-4000-8000-000000000008","isSidechain":false,"userType":"external","cwd":"/home/dev/webapp","sessionId":"3f9d2c71-8a4e-4b6f-9c3d-2e1f0a9b8c7d","version":"2.1.40","type":"user","message":{"role":"user","content":"zqkeptacrosscalls after the append"},"uuid":"c0000001-0000-4000-8000-0000000000ff","timestamp":"2026-11-03T14:05:00.000Z"}"#;
+    let mut f = fs::OpenOptions::new().append(true).open(claude).unwrap();
+    std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
+    drop(f);
+    let q = request(r#"{"query": "zqkeptacrosscalls", "scope": "global"}"#);
+    let page = m.recall_in(&q, &ctx()).unwrap();
+    let ids: Vec<_> = page
+        .hits
+        .iter()
+        .filter_map(|h| h.entry_id.clone())
+        .collect();
+    assert_eq!(ids, ["c0000001-0000-4000-8000-0000000000ff"]);
+}

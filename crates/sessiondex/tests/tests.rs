@@ -4,6 +4,7 @@
 mod corruption;
 mod live;
 mod query;
+mod truncation;
 
 use std::fs;
 use std::path::{Path, PathBuf};
