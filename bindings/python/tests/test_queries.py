@@ -41,6 +41,7 @@ RECALL_KW = {
     "until": "until",
     "entryRange": "entry_range",
     "pageSize": "page_size",
+    "in": "in_",
 }
 EXPAND_KW = {
     "session": "session",
@@ -56,7 +57,7 @@ EXPAND_KW = {
     "sourceHash": "source_hash",
     "lineageFingerprint": "lineage_fingerprint",
 }
-LIST_FIELDS = {"indices", "entryIds", "addresses", "operationAddresses", "range", "entryRange"}
+LIST_FIELDS = {"indices", "entryIds", "addresses", "operationAddresses", "range", "entryRange", "in"}
 SESSIONS_KW = {
     "id": "id",
     "cwd": "cwd",
@@ -204,6 +205,10 @@ def test_query_case(ctx: Any, file: str, index: int) -> None:
         assert result.coverage.complete == case["complete"], f"{name}: {result.coverage!r}"
     if "reasons" in case:
         assert result.coverage.reasons == case["reasons"], name
+    if "matched_in" in case:
+        assert [h.matched_in for h in result.hits] == case["matched_in"], name
+    if "kinds" in case:
+        assert [h.kind for h in result.hits] == case["kinds"], name
     if "paginate" in case:
         page = result
         seen = hit_names(page)

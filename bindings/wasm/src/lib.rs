@@ -41,6 +41,8 @@ export interface RecallRequest {
   pageSize?: number; offset?: number; sourceHash?: string; lineageFingerprint?: string;
   [key: string]: unknown;
 }
+  /** Field groups the query may match. */
+  in?: ("text" | "thinking" | "tool_input" | "tool_output")[];
 /** An `expand` request (docs/query.md). */
 export interface ExpandRequest {
   session: string; indices?: number[]; range?: [number, number]; entryIds?: string[];
@@ -59,7 +61,9 @@ export interface Hit {
   kind: "entry" | "session"; sessionId: string; file: string; entryId?: string; index?: number;
   operationAddress?: string; role?: string; tool?: string; outcome?: string; timestamp?: string;
   score: number; snippet?: Snippet; matchedTerms?: string[];
-  matchedStructuralEntries?: unknown[]; follow: Call;
+  matchedStructuralEntries?: unknown[];
+  /** Field groups whose text matched (entry hits with a query). */
+  matchedIn?: ("text" | "thinking" | "tool_input" | "tool_output")[]; follow: Call;
 }
 export interface Page { total: number; hits: Hit[]; next: Call | null; coverage: Coverage; }
 export interface SessionRef {

@@ -713,7 +713,7 @@ mod tests {
             "cwd": "/w", "branches": "all", "role": "user", "tool": "bash", "ref": "omp.grep",
             "provider": "omp", "action": "grep", "outcome": "failed", "since": "2026-01-01",
             "until": "2026-01-02", "entryRange": [0, 1], "pageSize": 5, "offset": 1,
-            "sourceHash": "h", "lineageFingerprint": "f"
+            "sourceHash": "h", "lineageFingerprint": "f", "in": ["text", "tool_output"]
         });
         let parsed = RecallRequest::from_json(&recall).unwrap();
         assert_eq!(

@@ -12,7 +12,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{json, Map, Value};
 
 use sessiondex::query::expand::Expansion;
-use sessiondex::query::request::{Call, ExpandRequest, HitKind, Page, RecallRequest};
+use sessiondex::query::request::{Call, ExpandRequest, FieldGroup, HitKind, Page, RecallRequest};
 use sessiondex::query::sessions::{SessionRow, Trace};
 use sessiondex::query::WalkRequest;
 use sessiondex::source::Branches;
@@ -112,6 +112,10 @@ pub(crate) struct RecallArgs {
     /// Hits per page (1..=100).
     #[arg(long, value_name = "N")]
     page_size: Option<u32>,
+    /// Field groups the query may match: `text`, `thinking`, `tool_input`, `tool_output`
+    /// (comma-separated or repeated).
+    #[arg(long = "in", value_name = "GROUPS", value_delimiter = ',')]
+    in_groups: Vec<String>,
     /// Print the page as JSON.
     #[arg(long)]
     json: bool,
@@ -292,6 +296,10 @@ pub(crate) fn recall(a: &RecallArgs) -> io::Result<ExitCode> {
     let req = match RecallRequest::from_json(&Value::Object(o)) {
         Ok(r) => r,
         Err(e) => return Ok(fail(a.json, &e)),
+    if !a.in_groups.is_empty() {
+        let groups: Vec<&str> = a.in_groups.iter().map(|g| g.trim()).collect();
+        set(&mut o, "in", Some(json!(groups)));
+    }
     };
     let mut ctx = sessiondex::context_from_env();
     if a.current_session.is_some() {
@@ -535,11 +543,16 @@ fn print_page(p: &Page, flags: &str) -> io::Result<()> {
                     let dots = if s.truncated { " ..." } else { "" };
                     writeln!(out, "    {}{dots}", highlight(&s.text, &s.highlights, tty))?;
                 }
+                // Prose is the default; other groups are named.
+                if !h.matched_in.is_empty() && h.matched_in != [FieldGroup::Text] {
+                    let groups: Vec<&str> = h.matched_in.iter().map(|g| g.as_str()).collect();
+                    head.push_str(&format!(" in {}", groups.join(",")));
+                }
             }
             HitKind::Session => {
                 writeln!(
                     out,
-                    "session {} (cold) last {}  score {}",
+                    "session {} last {}  score {}",
                     h.file,
                     h.timestamp.as_deref().unwrap_or("-"),
                     h.score

@@ -29,6 +29,8 @@ use crate::request::{
 };
 use crate::snippet::{snippet, SnippetOptions};
 
+mod precision;
+
 /// Filtered hot entries one call keeps at most (`candidate_entry_budget`).
 pub const CANDIDATE_ENTRY_BUDGET: usize = 50_000;
 /// Cold digests one call considers at most (`candidate_digest_budget`).
@@ -108,6 +110,18 @@ struct ColdCand {
     structural: Vec<StructuralEntry>,
 }
 
+/// A ranked item's kind.
+#[derive(Clone, Copy)]
+enum Item {
+    Entry,
+    Cold(usize),
+    /// A session its id names (the query is the session id or a hex prefix of it).
+    Session,
+    /// A cold session's entry its id or operation address names (the item's entry field is
+    /// the digest tuple's ordinal).
+    ColdEntry,
+}
+
 struct Search<'a> {
     v: &'a ValidRecall,
     matcher: Matcher,
@@ -122,6 +136,7 @@ struct Search<'a> {
     highlight: BTreeSet<String>,
     budget: HaystackBudget,
     regex_stopped: bool,
+    px: precision::Precision,
 }
 
 fn eq(want: Option<&String>, got: Option<&str>) -> bool {
@@ -219,6 +234,10 @@ impl Search<'_> {
                 continue;
             }
             if self.passes(&e)? {
+                self.px.note_entry(slot, &e)?;
+                if !self.px.allows(&e)? {
+                    continue;
+                }
                 *m = true;
                 self.docs += 1;
                 self.total_len += u64::from(e.token_len());
@@ -270,6 +289,16 @@ impl Search<'_> {
                     }
                 }
                 for (entry, tf) in tfs {
+                    let tf = if self.px.groups.is_all() {
+                        tf
+                    } else {
+                        let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
+                        crate::fields::Parts::of(&e).map_err(ce)?.restrict(
+                            self.px.groups,
+                            &groups,
+                            &tf,
+                        )
+                    };
                     for (g, &n) in tf.iter().enumerate() {
                         if n > 0 {
                             self.df[g] += 1;
@@ -292,8 +321,12 @@ impl Search<'_> {
                 let mut found = Vec::new();
                 for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
                     let e = shard.entry(i).ok_or_else(corrupt)?;
-                    let mut count = phrase.spans(e.text().map_err(ce)?, MAX_SPANS).len();
-                    if let Some(th) = e.thinking().map_err(ce)? {
+                    let p = crate::fields::Parts::of(&e).map_err(ce)?;
+                    let mut count = 0;
+                    if p.text_allowed(self.px.groups) {
+                        count += phrase.spans(p.text, MAX_SPANS).len();
+                    }
+                    if let (true, Some(th)) = (p.thinking_allowed(self.px.groups), p.thinking) {
                         count += phrase.spans(th, MAX_SPANS).len();
                     }
                     if count == 0 && e.truncated() {
@@ -323,7 +356,11 @@ impl Search<'_> {
                     }
                     let e = shard.entry(i).ok_or_else(corrupt)?;
                     let mut count = 0;
-                    let texts = [Some(e.text().map_err(ce)?), e.thinking().map_err(ce)?];
+                    let p = crate::fields::Parts::of(&e).map_err(ce)?;
+                    let texts = [
+                        p.text_allowed(self.px.groups).then_some(p.text),
+                        p.thinking.filter(|_| p.thinking_allowed(self.px.groups)),
+                    ];
                     for text in texts.into_iter().flatten() {
                         let hay = nfkc(text);
                         if !self.budget.charge(hay.len()) {
@@ -650,6 +687,7 @@ pub fn recall(
         highlight: BTreeSet::new(),
         budget: HaystackBudget::new(&opts.regex),
         regex_stopped: false,
+        px: precision::Precision::new(&v),
     };
     let lexical = !matches!(s.matcher, Matcher::None);
     let mut slots: Vec<Slot> = Vec::new();
@@ -839,6 +877,10 @@ pub fn recall(
                     .add_reason(reason::COLD_STRUCTURAL_FILTER_REQUIRES_HYDRATION);
             }
             s.colds.push(ColdCand {
+            if !s.px.groups.is_all() {
+                s.coverage
+                    .add_reason(reason::COLD_FIELD_GROUP_REQUIRES_HYDRATION);
+            }
                 slot: k,
                 groups,
                 terms,
@@ -851,11 +893,6 @@ pub fn recall(
     let mut bm = Bm25::new(s.docs, s.total_len);
     bm.docs += s.cold_docs;
     let df: Vec<u64> = s.df.iter().zip(&s.cold_df).map(|(a, b)| a + b).collect();
-    #[derive(Clone, Copy)]
-    enum Item {
-        Entry,
-        Cold(usize),
-    }
     let mut items: Vec<(f32, usize, u32, Item)> = Vec::new();
     for c in &s.entries {
         let score = if lexical {
@@ -880,6 +917,9 @@ pub fn recall(
         items.push((score, c.slot, 0, Item::Cold(k)));
     }
     items.sort_by(|a, b| {
+    if lexical {
+        precision::add_and_tier(&mut s, index, &slots, &mut items, single)?;
+    }
         b.0.total_cmp(&a.0)
             .then_with(|| slots[b.1].last_ts.cmp(&slots[a.1].last_ts))
             .then_with(|| slots[a.1].file.cmp(&slots[b.1].file))
@@ -905,10 +945,19 @@ pub fn recall(
                 let Some(shard) = &slot.shard else { continue };
                 let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
                 let mut text = e.text().map_err(ce)?;
+                let matched_in = precision::matched_in(
+                    &s,
+                    &e,
+                    &highlight,
+                    lexical && !s.px.id_only.contains(&(slot_k, entry)),
+                )?;
                 if text.is_empty() {
                     text = e.thinking().map_err(ce)?.unwrap_or("");
                 }
                 // Every match (up to a cap), so the window is the densest of the entry.
+                if let Some(th) = precision::snippet_text(&e, &matched_in)? {
+                    text = th;
+                }
                 let spans_of = |text: &str| match &s.matcher {
                     Matcher::None => Vec::new(),
                     Matcher::Terms { .. } => crate::bm25::term_spans(text, &highlight, MAX_SNIP),
@@ -956,6 +1005,7 @@ pub fn recall(
                     matched_terms: Vec::new(),
                     matched_structural_entries: Vec::new(),
                     follow,
+                    matched_in,
                 }
             }
             Item::Cold(k) => {
@@ -988,9 +1038,22 @@ pub fn recall(
                     matched_terms: c.terms.clone(),
                     matched_structural_entries: structural,
                     follow,
+                    matched_in: Vec::new(),
                 }
             }
         };
+            Item::Session => precision::session_hit(
+                slot,
+                req,
+                round(score),
+                slot.last_ts.and_then(format_rfc3339_ms),
+            )?,
+            Item::ColdEntry => {
+                match precision::cold_entry_hit(index, slot, entry, round(score), branches_arg)? {
+                    Some(h) => h,
+                    None => continue,
+                }
+            }
         let len = serde_json::to_string(&hit).map_or(0, |h| h.len()) + 1;
         if !hits.is_empty() && used + len > MAX_PAGE_CHARS {
             break;

@@ -31,7 +31,9 @@ pub mod bm25;
 pub mod engine;
 pub mod error;
 pub mod expand;
+pub mod fields;
 pub mod fuzzy;
+pub mod identifier;
 pub mod index;
 pub mod memory;
 pub mod regex;
@@ -47,7 +49,8 @@ pub use index::Index;
 pub use memory::{MemoryConfig, MemoryIndex};
 pub use regex::{CompiledRegex, RegexLimits};
 pub use request::{
-    Call, Coverage, ExpandRequest, Hit, HitKind, Page, QueryMatch, QueryMode, RecallRequest, Scope,
+    Call, Coverage, ExpandRequest, FieldGroup, Hit, HitKind, Page, QueryMatch, QueryMode,
+    RecallRequest, Scope,
 };
 pub use sessions::{sessions, trace, SessionsPage, SessionsRequest, Trace};
 pub use snippet::{snippet, Snippet, SnippetOptions};

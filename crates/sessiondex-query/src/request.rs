@@ -81,6 +81,63 @@ pub enum QueryMatch {
     All,
 }
 
+/// A field group (`in`): the provenance classes a query may match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum FieldGroup {
+    /// Prose: user and assistant text, summaries and other (meta) text.
+    Text,
+    /// Model reasoning: thinking records and an entry's thinking part.
+    Thinking,
+    /// Arguments of tool calls.
+    ToolInput,
+    /// Output of tools.
+    ToolOutput,
+}
+
+impl FieldGroup {
+    /// Every group, in order.
+    pub const ALL: [FieldGroup; 4] = [
+        FieldGroup::Text,
+        FieldGroup::Thinking,
+        FieldGroup::ToolInput,
+        FieldGroup::ToolOutput,
+    ];
+
+    /// The stable name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FieldGroup::Text => "text",
+            FieldGroup::Thinking => "thinking",
+            FieldGroup::ToolInput => "tool_input",
+            FieldGroup::ToolOutput => "tool_output",
+        }
+    }
+
+    /// Parses a stable name.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<FieldGroup> {
+        FieldGroup::ALL.into_iter().find(|g| g.as_str() == s)
+    }
+
+    /// The group of a record's text class (its thinking part is always `thinking`).
+    #[must_use]
+    pub fn of_class(class: sessiondex_source::TextClass) -> FieldGroup {
+        use sessiondex_source::TextClass;
+        match class {
+            TextClass::Thinking => FieldGroup::Thinking,
+            TextClass::ToolInput => FieldGroup::ToolInput,
+            TextClass::ToolOutput => FieldGroup::ToolOutput,
+            TextClass::UserText
+            | TextClass::AssistantText
+            | TextClass::Summary
+            | TextClass::Meta => FieldGroup::Text,
+        }
+    }
+}
+
 /// Which sessions a recall searches.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Scope {
@@ -280,6 +337,10 @@ pub struct RecallRequest {
     /// Integrity binding of a single-session call: the selected lineage's fingerprint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lineage_fingerprint: Option<String>,
+    /// Field groups (`in`): only text of these provenance groups matches the query; absent:
+    /// every group.
+    #[serde(rename = "in", default, skip_serializing_if = "Option::is_none")]
+    pub in_groups: Option<Vec<FieldGroup>>,
 }
 
 /// A validated recall: the request plus its parsed values.
@@ -357,6 +418,34 @@ fn check_enum_field(
     }
 }
 
+/// `in`: an array of known group names, with a message naming the bad value.
+fn check_groups(v: &Value) -> Result<(), Error> {
+    let bad = |msg: String| {
+        Err(invalid(ErrorCode::InvalidRequest, msg, "in").with_details(
+            json!({"field": "in", "groups": FieldGroup::ALL.map(FieldGroup::as_str)}),
+        ))
+    };
+    match v.get("in") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::Array(items)) => {
+            for it in items {
+                match it.as_str() {
+                    Some(name) if FieldGroup::parse(name).is_some() => {}
+                    _ => {
+                        return bad(format!(
+                            "unknown field group {it} in `in` (groups: text, thinking, tool_input, tool_output)"
+                        ))
+                    }
+                }
+            }
+            Ok(())
+        }
+        Some(other) => bad(format!(
+            "`in` is an array of field group names, not {other}"
+        )),
+    }
+}
+
 impl RecallRequest {
     /// Parses a request from JSON, with the error codes of the module docs.
     ///
@@ -382,6 +471,7 @@ impl RecallRequest {
             |s| Scope::parse(s).is_some(),
             ErrorCode::InvalidScope,
         )?;
+        check_groups(v)?;
         RecallRequest::deserialize(v).map_err(|e| shape_error(&e))
     }
 
@@ -455,6 +545,13 @@ impl RecallRequest {
                 ErrorCode::InvalidRequest,
                 format!("`pageSize` must be 1..={MAX_PAGE_SIZE}, not {page_size}"),
                 "pageSize",
+            ));
+        }
+        if self.in_groups.as_ref().is_some_and(Vec::is_empty) {
+            return Err(invalid(
+                ErrorCode::InvalidRequest,
+                "`in` names no field group (give one or more of text, thinking, tool_input, tool_output)",
+                "in",
             ));
         }
         let operations_requested = self.tool.is_some()
@@ -807,6 +904,8 @@ pub mod reason {
 
 /// Whether an empty result is authoritative, and why not.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+    /// `in` on a cold session: its vocabulary does not say which field group holds a term.
+    pub const COLD_FIELD_GROUP_REQUIRES_HYDRATION: &str = "cold_field_group_requires_hydration";
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Coverage {
     /// Every eligible session was searched completely: an empty result is authoritative.
@@ -941,6 +1040,9 @@ pub struct Hit {
     pub follow: Call,
 }
 
+    /// The field groups whose text matched the query (entry hits with a query).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matched_in: Vec<FieldGroup>,
 /// One page of a recall.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -1273,6 +1375,7 @@ mod tests {
         };
         let cold = Hit {
             kind: HitKind::Session,
+            matched_in: vec![FieldGroup::ToolOutput],
             entry_id: None,
             index: None,
             operation_address: None,
@@ -1328,6 +1431,7 @@ mod tests {
         assert_eq!(c["kind"], "session");
         assert_eq!(c["matchedTerms"], json!(["timeout"]));
         assert_eq!(
+        assert_eq!(h["matchedIn"], json!(["tool_output"]));
             c["matchedStructuralEntries"],
             json!([{"index": 3, "entryId": "e3"}])
         );
@@ -1335,3 +1439,34 @@ mod tests {
         assert_eq!(serde_json::from_value::<Page>(v).unwrap(), page);
     }
 }
+    #[test]
+    fn field_groups_parse_and_refuse_unknown_names() {
+        let r = recall(json!({"query": "x", "in": ["tool_output", "thinking"]})).unwrap();
+        assert_eq!(
+            r.request.in_groups,
+            Some(vec![FieldGroup::ToolOutput, FieldGroup::Thinking])
+        );
+        let back = serde_json::to_value(&r.request).unwrap();
+        assert_eq!(back["in"], json!(["tool_output", "thinking"]));
+        for bad in [
+            json!({"in": ["prose"]}),
+            json!({"in": "text"}),
+            json!({"in": [1]}),
+            json!({"in": []}),
+        ] {
+            let e = recall(bad.clone()).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidRequest, "{bad}");
+            assert_eq!(e.details.unwrap()["field"], "in", "{bad}");
+        }
+        assert!(recall(json!({"in": null}))
+            .unwrap()
+            .request
+            .in_groups
+            .is_none());
+        assert_eq!(
+            FieldGroup::of_class(sessiondex_source::TextClass::Summary),
+            FieldGroup::Text
+        );
+        let hit = serde_json::to_value(FieldGroup::ToolInput).unwrap();
+        assert_eq!(hit, json!("tool_input"));
+    }

@@ -56,6 +56,10 @@ struct Case {
     append_then_follow: Option<String>,
     /// For `expand`: follow `next` to the end and expect the texts joined whole.
     whole_text: Option<bool>,
+    /// Each hit's `matchedIn` groups, in hit order (an empty list: the field is absent).
+    matched_in: Option<Vec<Vec<String>>>,
+    /// The hits' kinds (`entry` or `session`), in order.
+    kinds: Option<Vec<String>>,
 }
 
 fn copy_corpus(from: &Path, to: &Path) {
@@ -214,6 +218,25 @@ fn check_case(c: &Ctx, case: &Case) {
     };
     if let Some(want) = case.complete {
         assert_eq!(coverage.complete, want, "{name}: {coverage:?}");
+    }
+    if let (Some(want), CallResult::Recall(p)) = (&case.matched_in, &result) {
+        let got: Vec<Vec<String>> = p
+            .hits
+            .iter()
+            .map(|h| h.matched_in.iter().map(|g| g.as_str().to_owned()).collect())
+            .collect();
+        assert_eq!(&got, want, "{name}");
+    }
+    if let (Some(want), CallResult::Recall(p)) = (&case.kinds, &result) {
+        let got: Vec<&str> = p
+            .hits
+            .iter()
+            .map(|h| match h.kind {
+                HitKind::Entry => "entry",
+                HitKind::Session => "session",
+            })
+            .collect();
+        assert_eq!(&got, want, "{name}");
     }
     if let Some(want) = &case.reasons {
         assert_eq!(&coverage.reasons, want, "{name}");

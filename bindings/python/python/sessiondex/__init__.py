@@ -381,6 +381,7 @@ class Hit(_Object):
     snippet: Optional[Snippet]
     matched_terms: List[str]
     matched_structural_entries: List[StructuralEntry]
+    matched_in: List[str]
     follow: Call
     _fields = _fields(
         "kind",
@@ -397,6 +398,7 @@ class Hit(_Object):
         ("snippet", Snippet),
         ("matchedTerms", list),
         ("matchedStructuralEntries", [StructuralEntry]),
+        ("matchedIn", list),
         ("follow", Call),
     )
 
@@ -1015,9 +1017,20 @@ class Memory:
         page_size: Optional[int] = None,
     ) -> RecallPage:
         """One ranked page of entries and session candidates (syncs first). ``scope`` is
+        in_: Union[str, Sequence[str], None] = None,
+        **extra: Any,
         ``session``, ``project`` (the default, resolved against ``cwd`` or the process's
         working directory), ``global`` or ``session:<id-or-path>``; ``since``/``until``
-        take datetimes (naive means UTC), dates or strings."""
+        take datetimes (naive means UTC), dates or strings. ``in_`` (or ``**{"in": ...}``,
+        since ``in`` is a Python keyword) names the field groups the query may match:
+        ``text``, ``thinking``, ``tool_input``, ``tool_output`` (a list, or one name)."""
+        unknown = sorted(k for k in extra if k != "in")
+        if unknown:
+            raise TypeError(f"recall() got an unexpected keyword argument {unknown[0]!r}")
+        if "in" in extra:
+            if in_ is not None:
+                raise TypeError("recall() got both in_ and in")
+            in_ = extra["in"]
         request = _wire(
             query=query,
             queryMode=mode,
@@ -1038,6 +1051,8 @@ class Memory:
         )
         return RecallPage(self._native.recall(request))
 
+        if in_ is not None:
+            request["in"] = [in_] if isinstance(in_, str) else list(in_)
     def expand(
         self,
         session: PathLike,

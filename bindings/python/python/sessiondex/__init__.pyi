@@ -112,6 +112,7 @@ class Hit:
     score: float
     snippet: Optional[Snippet]
     matched_terms: List[str]
+    matched_in: List[str]
     matched_structural_entries: List[StructuralEntry]
     follow: Call
     def to_dict(self) -> Dict[str, Any]: ...
@@ -296,6 +297,8 @@ class Memory:
         entry_range: Optional[Tuple[int, int]] = None,
         page_size: Optional[int] = None,
     ) -> RecallPage: ...
+        in_: Union[str, Sequence[str], None] = None,
+        **extra: Any,
     def expand(
         self,
         session: PathLike,

@@ -1,0 +1,140 @@
+//! Identifier-shaped queries: structural resolution of ids and the adjacency boost.
+//!
+//! A literal query is data, never syntax: `ZETA-999`, `src/foo.ts`, `foo.bar()`, `#1234` are
+//! split by the canonical tokenizer into terms (`zeta 999`, `src foo ts`, `foo bar`, `1234`).
+//! Two things keep such a query from losing what it names:
+//!
+//! - [`IdQuery`]: a query that is exactly a session id, entry id or operation address
+//!   (ASCII case-insensitive), or a prefix of at least [`MIN_HEX_PREFIX`] hex digits of one
+//!   (dashes ignored on both sides, so a UUID may be given without them), resolves to that
+//!   record before any lexical hit. Only queries of at least [`MIN_ID_CHARS`] characters
+//!   without whitespace are tried.
+//! - [`contains_sequence`]: whether the query's terms occur contiguously and in order in a
+//!   text, checked on an entry's stored text with the canonical tokenizer.
+
+use std::collections::VecDeque;
+
+use sessiondex_core::tokenize::{for_each_token, tokenize};
+
+/// Shortest query tried as an exact id.
+pub const MIN_ID_CHARS: usize = 6;
+/// Shortest hex prefix that resolves an id.
+pub const MIN_HEX_PREFIX: usize = 12;
+/// Candidates (containing every query term, best BM25 first) checked for adjacency per call.
+pub const ADJACENCY_CANDIDATES: usize = 2_000;
+
+/// A query that may name a record by id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdQuery {
+    exact: String,
+    hex: Option<String>,
+}
+
+fn squash(s: &str) -> String {
+    s.chars()
+        .filter(|&c| c != '-')
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+impl IdQuery {
+    /// The id query of `query`, if it is shaped like one (trimmed, no whitespace, at least
+    /// [`MIN_ID_CHARS`] characters).
+    #[must_use]
+    pub fn parse(query: &str) -> Option<IdQuery> {
+        let q = query.trim();
+        if q.chars().count() < MIN_ID_CHARS || q.chars().any(char::is_whitespace) {
+            return None;
+        }
+        let s = squash(q);
+        let hex =
+            (s.len() >= MIN_HEX_PREFIX && s.bytes().all(|b| b.is_ascii_hexdigit())).then_some(s);
+        Some(IdQuery {
+            exact: q.to_owned(),
+            hex,
+        })
+    }
+
+    /// Whether `id` is the query, or starts with its hex prefix.
+    #[must_use]
+    pub fn matches(&self, id: &str) -> bool {
+        if id.eq_ignore_ascii_case(&self.exact) {
+            return true;
+        }
+        match &self.hex {
+            Some(h) if id.len() >= h.len() => squash(id).starts_with(h.as_str()),
+            _ => false,
+        }
+    }
+}
+
+/// The query's terms in order, duplicates kept, when there are at least two (a sequence
+/// whose adjacency can be checked).
+#[must_use]
+pub fn sequence(query: &str) -> Option<Vec<String>> {
+    let t = tokenize(query);
+    (t.len() >= 2).then_some(t)
+}
+
+/// Whether the canonical tokens of `text` hold `seq` contiguously and in order.
+#[must_use]
+pub fn contains_sequence(text: &str, seq: &[String]) -> bool {
+    if seq.is_empty() {
+        return false;
+    }
+    let k = seq.len();
+    let mut window: VecDeque<String> = VecDeque::with_capacity(k);
+    let mut found = false;
+    for_each_token(text, |t| {
+        if found {
+            return;
+        }
+        if window.len() == k {
+            window.pop_front();
+        }
+        window.push_back(t.to_owned());
+        found = window.len() == k && window.iter().zip(seq).all(|(a, b)| a == b);
+    });
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_queries() {
+        assert!(IdQuery::parse("ZETA-9").is_some());
+        assert!(IdQuery::parse("abc").is_none());
+        assert!(IdQuery::parse("two words here").is_none());
+        let q = IdQuery::parse("019a4c1e5b2f").unwrap();
+        assert!(q.matches("019a4c1e-5b2f-7c3d-9e10-4a2b3c4d5e6f"));
+        assert!(q.matches("019A4C1E5B2F7C3D"));
+        assert!(!q.matches("019a4c1e"));
+        let q = IdQuery::parse("u1000001").unwrap();
+        assert!(q.matches("u1000001") && q.matches("U1000001"));
+        assert!(!q.matches("u10000012"));
+        let q = IdQuery::parse("call_7/0").unwrap();
+        assert!(q.matches("call_7/0"));
+        // 11 hex digits are not a prefix query.
+        assert!(!IdQuery::parse("019a4c1e5b2")
+            .unwrap()
+            .matches("019a4c1e5b2f"));
+    }
+
+    #[test]
+    fn sequences() {
+        let s = sequence("ZETA-999").unwrap();
+        assert_eq!(s, ["zeta", "999"]);
+        assert!(contains_sequence("see zeta 999 now", &s));
+        assert!(contains_sequence("ZETA-999", &s));
+        assert!(!contains_sequence("999 zeta", &s));
+        assert!(!contains_sequence("zeta and 999", &s));
+        assert!(sequence("E0382").is_none());
+        let s = sequence("foo.bar()").unwrap();
+        assert!(contains_sequence("x = Foo.Bar(1)", &s));
+        let s = sequence("a a b").unwrap();
+        assert!(contains_sequence("a a a b", &s));
+        assert!(!contains_sequence("a b a b", &s));
+    }
+}
