@@ -241,12 +241,13 @@ pub struct Report {
 }
 
 fn all_hot() -> Config {
-    let mut config = Config::default();
-    config.hot_sessions = 1_000_000;
-    config.max_sessions = 1_000_000;
-    config.max_sync_sessions = 1_000_000;
-    config.max_sync_source_bytes = u64::MAX;
-    config
+    Config {
+        hot_sessions: 1_000_000,
+        max_sessions: 1_000_000,
+        max_sync_sessions: 1_000_000,
+        max_sync_source_bytes: u64::MAX,
+        ..Config::default()
+    }
 }
 
 fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
