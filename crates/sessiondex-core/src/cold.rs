@@ -116,17 +116,19 @@ pub(crate) struct ColdPayload {
 /// The canonical vocabulary of a selection's indexed text under `policy`, sorted.
 #[must_use]
 pub fn vocabulary(sel: &Selection, policy: &Policy) -> BTreeSet<String> {
-    let mut set = BTreeSet::new();
+    let mut set: rustc_hash::FxHashSet<Box<str>> = rustc_hash::FxHashSet::default();
     for r in &sel.records {
         for part in [policy.text(r), policy.thinking(r)].into_iter().flatten() {
             crate::for_each_token(part, |t| {
                 if !set.contains(t) {
-                    set.insert(t.to_owned());
+                    set.insert(t.into());
                 }
             });
         }
     }
-    set
+    let mut terms: Vec<String> = set.into_iter().map(String::from).collect();
+    terms.sort_unstable();
+    terms.into_iter().collect()
 }
 
 fn fst_set<'a>(terms: impl Iterator<Item = &'a String>) -> Result<Vec<u8>> {

@@ -431,7 +431,7 @@ impl StrCol {
 pub(crate) struct StrTableBuilder {
     pub(crate) bytes: Vec<u8>,
     pub(crate) offsets: Vec<u32>,
-    index: std::collections::HashMap<String, u32>,
+    index: rustc_hash::FxHashMap<Box<str>, u32>,
 }
 
 impl StrTableBuilder {
@@ -439,7 +439,7 @@ impl StrTableBuilder {
         StrTableBuilder {
             bytes: Vec::new(),
             offsets: vec![0],
-            index: std::collections::HashMap::new(),
+            index: rustc_hash::FxHashMap::default(),
         }
     }
 
@@ -454,7 +454,7 @@ impl StrTableBuilder {
             .ok_or_else(|| Error::new(ErrorKind::TooLarge, "more than 2^32-1 strings"))?;
         self.bytes.extend_from_slice(s.as_bytes());
         self.offsets.push(to_u32(self.bytes.len())?);
-        self.index.insert(s.to_owned(), id);
+        self.index.insert(s.into(), id);
         Ok(id)
     }
 

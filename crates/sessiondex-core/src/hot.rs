@@ -31,7 +31,7 @@
 //! coverage counts the cut entries but does not make the session incomplete (format version
 //! 2; version 1 posted only the stored text and is rebuilt).
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
 use std::ops::Range;
 
 use rkyv::{Archive, Serialize};
@@ -263,8 +263,14 @@ pub fn build_with_resume(
         post_tf: Vec::new(),
         resume: resume.to_vec(),
     };
-    let mut postings: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
-    let mut tf: HashMap<String, u32> = HashMap::new();
+    // Postings per term id (ids in order of first sight); `counts`/`seen` are the current
+    // entry's term frequencies. One allocation per distinct term of the session, none per
+    // token or per entry.
+    let mut ids: FxHashMap<Box<str>, u32> = FxHashMap::default();
+    let mut lists: Vec<Vec<(u32, u32)>> = Vec::new();
+    let mut counts: Vec<u32> = Vec::new();
+    let mut seen: Vec<u32> = Vec::new();
+    let mut too_many = false;
     let mut truncated = 0u64;
     let mut total_tokens = 0u64;
     for (i, r) in sel.records.iter().enumerate() {
@@ -279,22 +285,38 @@ pub fn build_with_resume(
             &mut p.thinking_offsets,
             thinking.unwrap_or(""),
         )?;
-        tf.clear();
         let mut len = 0u32;
         // Every token of the indexed text, also past the stored cut.
         for part in [policy.text(r), policy.thinking(r)].into_iter().flatten() {
             crate::for_each_token(part, |t| {
                 len = len.saturating_add(1);
-                if let Some(c) = tf.get_mut(t) {
-                    *c += 1;
-                } else {
-                    tf.insert(t.to_owned(), 1);
+                let id = match ids.get(t) {
+                    Some(&id) => id,
+                    None => {
+                        let Ok(id) = u32::try_from(lists.len()) else {
+                            too_many = true;
+                            return;
+                        };
+                        ids.insert(t.into(), id);
+                        lists.push(Vec::new());
+                        counts.push(0);
+                        id
+                    }
+                };
+                let c = &mut counts[id as usize];
+                if *c == 0 {
+                    seen.push(id);
                 }
+                *c += 1;
             });
         }
+        if too_many {
+            return Err(Error::new(ErrorKind::TooLarge, "more than 2^32 distinct terms"));
+        }
         total_tokens += u64::from(len);
-        for (t, c) in tf.drain() {
-            postings.entry(t).or_default().push((ord, c));
+        for id in seen.drain(..) {
+            let c = std::mem::take(&mut counts[id as usize]);
+            lists[id as usize].push((ord, c));
         }
         p.lengths.push(len);
         p.class.push(class_code(r.class));
@@ -333,11 +355,17 @@ pub fn build_with_resume(
         p.files_offsets.push(format::to_u32(p.files.len())?);
     }
     p.total_tokens = total_tokens;
+    let mut sorted: Vec<(Box<str>, u32)> = ids.into_iter().collect();
+    sorted.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     let mut terms = fst::MapBuilder::memory();
+    let total: usize = lists.iter().map(Vec::len).sum();
+    p.post_entries.reserve_exact(total);
+    p.post_tf.reserve_exact(total);
+    p.post_starts.reserve_exact(sorted.len() + 1);
     p.post_starts.push(0);
-    for (ord, (term, list)) in postings.into_iter().enumerate() {
+    for (ord, (term, id)) in sorted.iter().enumerate() {
         terms.insert(term.as_bytes(), ord as u64)?;
-        for (e, c) in list {
+        for &(e, c) in &lists[*id as usize] {
             p.post_entries.push(e);
             p.post_tf.push(c);
         }
