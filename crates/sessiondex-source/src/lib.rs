@@ -592,31 +592,63 @@ pub fn read_path(path: &Path, opts: &ReadOptions) -> Result<Session, Error> {
 
 /// Session files under `path`: the file itself, or every `*.jsonl` below a directory
 /// (recursively, symlinked directories not followed, sorted by path).
+///
+/// What could not be looked at is left out silently; [`discover_all`] also names it.
 #[must_use]
 pub fn discover(path: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
+    discover_all(path).files
+}
+
+/// What [`discover_all`] found under one source.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Discovered {
+    /// Session files, sorted by path.
+    pub files: Vec<PathBuf>,
+    /// Directories that could not be listed (permissions, or a source that is neither a
+    /// regular file nor a directory, such as a FIFO), and entries whose type could not be
+    /// read: sessions may hide there. Sorted by path.
+    pub unreadable: Vec<PathBuf>,
+}
+
+/// [`discover`], also naming what could not be looked at.
+///
+/// Symbolic links below `path` are not followed, neither to directories nor to files, so a
+/// link loop (`a -> ..`, a link to itself) cannot trap the walk and no file is found twice;
+/// `path` itself may be a link. A missing `path` gives nothing: the caller checks existence.
+#[must_use]
+pub fn discover_all(path: &Path) -> Discovered {
+    let mut out = Discovered::default();
     let Ok(meta) = std::fs::metadata(path) else {
         return out;
     };
     if meta.is_file() {
-        out.push(path.to_path_buf());
+        out.files.push(path.to_path_buf());
         return out;
     }
     let mut stack = vec![path.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
+            out.unreadable.push(dir);
             continue;
         };
-        for entry in entries.flatten() {
-            let Ok(ft) = entry.file_type() else { continue };
+        for entry in entries {
+            let Ok(entry) = entry else {
+                out.unreadable.push(dir.clone());
+                break;
+            };
             let p = entry.path();
+            let Ok(ft) = entry.file_type() else {
+                out.unreadable.push(p);
+                continue;
+            };
             if ft.is_dir() {
                 stack.push(p);
             } else if ft.is_file() && p.extension().is_some_and(|e| e == "jsonl") {
-                out.push(p);
+                out.files.push(p);
             }
         }
     }
-    out.sort();
+    out.files.sort();
+    out.unreadable.sort();
     out
 }

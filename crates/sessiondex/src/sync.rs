@@ -216,7 +216,16 @@ pub fn sync(
             cov.add("source_not_found", 1);
             continue;
         }
-        for path in source::discover(src) {
+        let found = source::discover_all(src);
+        // A directory that cannot be listed may hold sessions nobody can count: it is named
+        // as unreadable (the coverage is then incomplete), not as an eligible session.
+        for dir in found.unreadable {
+            if seen_paths.insert(Store::key(&dir)) {
+                report.failed += 1;
+                cov.add("source_unreadable", 1);
+            }
+        }
+        for path in found.files {
             let key = Store::key(&path);
             if !seen_paths.insert(key.clone()) {
                 continue;
@@ -525,8 +534,14 @@ fn index_one(
         .into_inner()
         .finish()
         .map_err(|_| IndexOneError::Source(SourceErrorKind::Io, 0))?;
-    let session = read.map_err(|e| IndexOneError::Source(e.kind(), bytes))?;
+    let mut session = read.map_err(|e| IndexOneError::Source(e.kind(), bytes))?;
     let sel = session.select(branches);
+    // The selection has its own copy of every text and the resume column stores none: drop
+    // the session's, so that a huge entry is not held two or three times while building.
+    for r in &mut session.records {
+        r.text = String::new();
+        r.thinking = None;
+    }
     let (entry, vocab) = write_index(
         store,
         policy,
@@ -552,6 +567,14 @@ struct SourceIdentityParts<'a> {
 
 /// The session without texts, as stored in a hot shard's resume column.
 fn resume_blob(session: &source::Session) -> Vec<u8> {
+    if session
+        .records
+        .iter()
+        .all(|r| r.text.is_empty() && r.thinking.is_none())
+    {
+        // Already bare (index_one drops the texts): no copy of every record.
+        return serde_json::to_vec(session).unwrap_or_default();
+    }
     let mut bare = session.clone();
     for r in &mut bare.records {
         r.text.clear();

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod corruption;
+mod limits;
 mod live;
 mod query;
 mod truncation;
