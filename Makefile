@@ -111,6 +111,8 @@ test-mcp:
 # -Oz takes the .wasm from 1.57 MB to 1.45 MB), and fails above WASM_MAX_BYTES.
 # `make test-wasm` adds node tests of the built package and the demo page in headless Chromium
 # (Debian's chromium, playwright-core from npm), compared with the CLI's JSON.
+# Before those, the wasm-bindgen-test unit tests (bindings/wasm/tests/api.rs) under node, with
+# wasm-bindgen-test-runner from wasm-bindgen-cli, in profile wasm-test (dev without debug info).
 .PHONY: wasm test-wasm
 WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' Cargo.toml)
 WASM_TARGET := wasm32-unknown-unknown
@@ -138,6 +140,10 @@ wasm:
 
 test-wasm: wasm
 	$(CARGO) clippy -p sessiondex-wasm --target $(WASM_TARGET) --all-targets -- -D warnings
+	command -v node >/dev/null && command -v npm >/dev/null || $(APT_INSTALL) nodejs npm || \
+		(apt-get update && $(APT_INSTALL) nodejs npm)
+	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+		$(CARGO) test -p sessiondex-wasm --target $(WASM_TARGET) --profile wasm-test
 	$(CARGO) build -p sessiondex-cli
 	test -x /usr/bin/chromium || $(APT_INSTALL) chromium || (apt-get update && $(APT_INSTALL) chromium)
 	cd bindings/wasm/tests && npm ci --no-audit --no-fund --loglevel=error
