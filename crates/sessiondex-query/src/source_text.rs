@@ -118,6 +118,9 @@ pub fn entry_text(
     })
 }
 
+/// Byte ranges of a query's matches in a text.
+pub type SpansOf<'a> = &'a dyn Fn(&str) -> Vec<Range<usize>>;
+
 /// Matches counted per text when looking for a hit's best window.
 pub const MAX_SNIPPET_SPANS: usize = 4096;
 
@@ -132,7 +135,7 @@ pub fn entry_snippet(
     ce: Option<&CatalogEntry>,
     e: &HotEntry<'_>,
     policy: &Policy,
-    spans_of: Option<&dyn Fn(&str) -> Vec<Range<usize>>>,
+    spans_of: Option<SpansOf<'_>>,
 ) -> (Option<Snippet>, Option<Unavailable>) {
     let opts = SnippetOptions::default();
     let text = e.text().unwrap_or("");
