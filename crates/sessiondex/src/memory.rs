@@ -84,8 +84,11 @@ pub struct Memory {
     /// Indexes opened by earlier calls, per branch mode, shared by clones: a call reuses one
     /// while its catalog is still the file on disk, so hot shards are opened and checked
     /// once per process rather than once per call.
-    pub(crate) indexes: Arc<Mutex<Vec<(Branches, Arc<Index>)>>>,
+    pub(crate) indexes: OpenIndexes,
 }
+
+/// The indexes a [`Memory`] keeps open, per branch mode.
+pub(crate) type OpenIndexes = Arc<Mutex<Vec<(Branches, Arc<Index>)>>>;
 
 impl Memory {
     /// A memory over `sources` (default: the agents' standard locations that exist) with its
