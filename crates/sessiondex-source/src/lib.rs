@@ -219,9 +219,56 @@ pub fn read_from<R: BufRead>(
     builder.redact = opts.redact_secrets;
     builder.meta.format = Some(format);
     let coverage = std::mem::take(&mut builder.coverage);
-    let chained = std::io::Cursor::new(head).chain(reader);
+    let chained = Replay {
+        head,
+        pos: 0,
+        inner: reader,
+    };
     run(builder, reader_for(format), chained, coverage, false, None)
 }
+
+/// The lines detection read (`head`), then the rest of `inner`. Unlike a `Cursor` chain it
+/// frees `head` once it is consumed, so a huge first line is not held twice for the whole read.
+struct Replay<R> {
+    head: Vec<u8>,
+    pos: usize,
+    inner: R,
+}
+
+impl<R: BufRead> Read for Replay<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = {
+            let buf = self.fill_buf()?;
+            let n = buf.len().min(out.len());
+            out[..n].copy_from_slice(&buf[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Replay<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.pos < self.head.len() {
+            return Ok(&self.head[self.pos..]);
+        }
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        if self.pos < self.head.len() {
+            self.pos = (self.pos + n).min(self.head.len());
+            if self.pos == self.head.len() {
+                self.head = Vec::new();
+                self.pos = 0;
+            }
+        } else {
+            self.inner.consume(n);
+        }
+    }
+}
+
 
 /// The version of [`ResumeState`]; a state of another version is not resumed.
 const RESUME_STATE_VERSION: u32 = 1;
