@@ -117,7 +117,7 @@ impl Error {
 }
 
 /// Options for reading a source.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ReadOptions {
     /// Force a format instead of detecting it from content.
     pub format: Option<Format>,
@@ -268,7 +268,6 @@ impl<R: BufRead> BufRead for Replay<R> {
         }
     }
 }
-
 
 /// The version of [`ResumeState`]; a state of another version is not resumed.
 const RESUME_STATE_VERSION: u32 = 1;
