@@ -228,7 +228,8 @@ impl NativeMemory {
 
     /// A walk over one session (read at once, so its errors raise here), or over every
     /// session file under the sources (read one by one as the walk reaches them).
-    #[pyo3(signature = (session=None, branches="active", range=None, source_hash=None, lineage_fingerprint=None))]
+    #[pyo3(signature = (session=None, branches="active", range=None, source_hash=None, lineage_fingerprint=None, reveal=false))]
+    #[allow(clippy::too_many_arguments)]
     fn walk(
         &self,
         py: Python<'_>,
@@ -237,11 +238,13 @@ impl NativeMemory {
         range: Option<[i64; 2]>,
         source_hash: Option<String>,
         lineage_fingerprint: Option<String>,
+        reveal: bool,
     ) -> PyResult<NativeWalk> {
         let b = self::branches(branches).map_err(|e| py_err(py, &e))?;
         let mut state = WalkState {
             memory: self.memory.clone(),
             branches: b,
+            reveal,
             pending: VecDeque::new(),
             current: None,
             skipped: Vec::new(),
@@ -254,6 +257,7 @@ impl NativeMemory {
                     range,
                     source_hash,
                     lineage_fingerprint,
+                    reveal,
                 };
                 let walk = py
                     .detach(|| self.memory.walk(&req))
@@ -286,6 +290,8 @@ impl NativeMemory {
 struct WalkState {
     memory: Memory,
     branches: Branches,
+    /// Credentials as the sources have them, not `[redacted:<kind>]`.
+    reveal: bool,
     /// Session files not reached yet (a walk over the sources).
     pending: VecDeque<PathBuf>,
     /// The session being read.
@@ -327,6 +333,7 @@ impl WalkState {
             let req = WalkRequest {
                 session: file.clone(),
                 branches: Some(self.branches),
+                reveal: self.reveal,
                 ..WalkRequest::default()
             };
             match self.memory.walk(&req) {

@@ -30,6 +30,8 @@ export interface SessionIndexConfig {
   hotSessions?: number | null;
   maxColdVocabularyBytes?: number; maxColdCacheBytes?: number;
   regexMaxPatternBytes?: number; regexMaxAutomatonBytes?: number; regexMaxHaystackBytes?: number;
+  /** Replace credentials with `[redacted:<kind>]` (docs/secrets.md); default true. */
+  redactSecrets?: boolean;
 }
 /** A `recall` request (docs/query.md). Without `scope` and `cwd` the scope is `global`. */
 export interface RecallRequest {
@@ -50,6 +52,8 @@ export interface ExpandRequest {
   branches?: "active" | "all"; sourceHash?: string; lineageFingerprint?: string;
   [key: string]: unknown;
 }
+  /** Credentials as the source has them instead of `[redacted:<kind>]`. */
+  reveal?: boolean;
 /** A `follow` or `next` call, passed back unchanged. */
 export interface Call { ref: "recall" | "expand"; args: Record<string, unknown>; }
 export interface Coverage {
@@ -91,7 +95,7 @@ export interface SessionsPage { total: number; sessions: SessionRow[]; coverage:
 /** A session id or name, or `{session, branches?, range?, sourceHash?, lineageFingerprint?}`. */
 export type WalkSelector = string | {
   session: string; branches?: "active" | "all"; range?: [number, number];
-  sourceHash?: string; lineageFingerprint?: string;
+  sourceHash?: string; lineageFingerprint?: string; reveal?: boolean;
 };
 /** Thrown by every method: `code` is the stable error code of docs/query.md. */
 export interface SessionIndexError extends Error { code: string; details?: Record<string, unknown>; }

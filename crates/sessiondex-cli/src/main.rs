@@ -95,6 +95,8 @@ struct ConfigArgs {
     regex_max_automaton_bytes: Option<usize>,
     #[arg(long, value_name = "BYTES")]
     regex_max_haystack_bytes: Option<u64>,
+    #[arg(long, value_name = "BOOL")]
+    redact_secrets: Option<bool>,
 }
 
 impl ConfigArgs {
@@ -121,7 +123,8 @@ impl ConfigArgs {
             max_cache_cleanup_files,
             regex_max_pattern_bytes,
             regex_max_automaton_bytes,
-            regex_max_haystack_bytes
+            regex_max_haystack_bytes,
+            redact_secrets
         );
         Ok(c)
     }
@@ -166,6 +169,10 @@ struct WalkArgs {
     /// JSON Lines on stdout (one record per line); per-session coverage as JSON Lines on stderr.
     #[arg(long)]
     json: bool,
+    /// Show credentials as the source has them instead of `[redacted:<kind>]` (with
+    /// `redactSecrets` on, the default).
+    #[arg(long)]
+    reveal: bool,
 }
 
 #[derive(Serialize)]
@@ -235,7 +242,7 @@ fn walk(args: &WalkArgs) -> io::Result<ExitCode> {
             FormatArg::ClaudeCode => Format::ClaudeCode,
             FormatArg::Codex => Format::Codex,
         }),
-        ..ReadOptions::default()
+        redact_secrets: !args.reveal && args.config.resolve().map_or(true, |c| c.redact_secrets),
     };
     if let Some(missing) = args.source.iter().find(|s| !s.exists()) {
         // One set of error codes for every entry point: a path that cannot be opened is

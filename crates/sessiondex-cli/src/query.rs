@@ -153,6 +153,9 @@ pub(crate) struct ExpandArgs {
     /// `active` (default) or `all` branches.
     #[arg(long, value_enum)]
     branches: Option<BranchesArg>,
+    /// Show credentials as the source has them instead of `[redacted:<kind>]`.
+    #[arg(long)]
+    reveal: bool,
     /// Print the expansion as JSON.
     #[arg(long)]
     json: bool,
@@ -346,6 +349,7 @@ pub(crate) fn expand(a: &ExpandArgs) -> io::Result<ExitCode> {
         "branches",
         a.branches.map(|b| json!(branches_of(b).as_str())),
     );
+    set(&mut o, "reveal", a.reveal.then_some(json!(true)));
     let req = match ExpandRequest::from_json(&Value::Object(o)) {
         Ok(r) => r,
         Err(e) => return Ok(fail(a.json, &e)),
@@ -401,6 +405,7 @@ pub(crate) fn walk_session(a: &WalkArgs) -> io::Result<ExitCode> {
     let req = WalkRequest {
         session: a.session.clone().unwrap_or_default(),
         branches: Some(branches_of(a.branches)),
+        reveal: a.reveal,
         ..WalkRequest::default()
     };
     let walk = match memory.walk(&req) {

@@ -16,6 +16,9 @@ pub struct Policy {
     pub max_cold_vocabulary_bytes: u64,
     /// Bytes of one cold digest file (`maxColdCacheBytes`).
     pub max_cold_cache_bytes: u64,
+    /// Credentials were replaced by `[redacted:<kind>]` when the sessions were read
+    /// (`redactSecrets`, [`sessiondex_source::redact`]); on by default.
+    pub redact_secrets: bool,
 }
 
 impl Default for Policy {
@@ -26,22 +29,32 @@ impl Default for Policy {
             index_tool_output: true,
             max_cold_vocabulary_bytes: 524_288,
             max_cold_cache_bytes: 1_048_576,
+            redact_secrets: true,
         }
     }
 }
 
 impl Policy {
     /// SHA-256 (hex) over every field: a record built under another policy is rebuilt.
+    ///
+    /// `redact_secrets` adds ` redact_secrets=true` to the hashed text when on and nothing when
+    /// off, so an index written before redaction existed (nothing redacted) carries the
+    /// fingerprint of the policy with it off.
     #[must_use]
     pub fn fingerprint(&self) -> String {
         let text = format!(
             "sessiondex-policy/1 max_entry_chars={} index_thinking={} index_tool_output={} \
-             max_cold_vocabulary_bytes={} max_cold_cache_bytes={}",
+             max_cold_vocabulary_bytes={} max_cold_cache_bytes={}{}",
             self.max_entry_chars,
             self.index_thinking,
             self.index_tool_output,
             self.max_cold_vocabulary_bytes,
-            self.max_cold_cache_bytes
+            self.max_cold_cache_bytes,
+            if self.redact_secrets {
+                " redact_secrets=true"
+            } else {
+                ""
+            }
         );
         hex(&Sha256::digest(text.as_bytes()))
     }
@@ -128,5 +141,19 @@ mod tests {
         assert_eq!(no_out.text(&r), None);
         assert_ne!(p.fingerprint(), no_out.fingerprint());
         assert_eq!(p.fingerprint().len(), 64);
+        let plain = Policy {
+            redact_secrets: false,
+            ..p
+        };
+        assert_ne!(p.fingerprint(), plain.fingerprint());
+        // Off hashes what the policy hashed before the field existed.
+        assert_eq!(
+            plain.fingerprint(),
+            hex(&Sha256::digest(
+                b"sessiondex-policy/1 max_entry_chars=2000 index_thinking=false \
+                  index_tool_output=true max_cold_vocabulary_bytes=524288 \
+                  max_cold_cache_bytes=1048576"
+            ))
+        );
     }
 }

@@ -604,7 +604,11 @@ fn cold_cache_cap_keeps_exact_prefix() {
 // ---------------------------------------------------------------- catalog
 
 pub(crate) fn catalog_entry(m: &SessionMeta, s: &Selection, tier: Tier, n: u64) -> CatalogEntry {
-    let p = Policy::default();
+    // As in `sample_files`: the fingerprint the committed catalog was written with.
+    let p = Policy {
+        redact_secrets: false,
+        ..Policy::default()
+    };
     let summary = match tier {
         Tier::Hot => HotShard::open(hot::build(m, s, &p).unwrap())
             .unwrap()
@@ -688,8 +692,11 @@ fn catalog_lists_sessions_and_merges_vocabularies() {
 
 pub(crate) fn sample_files() -> Vec<(FileKind, format::Aligned)> {
     let (m, s) = sample();
+    // `redact_secrets` off: the committed index files were written before the field existed,
+    // and off hashes into the same policy fingerprint (the sample has no credentials).
     let p = Policy {
         index_thinking: true,
+        redact_secrets: false,
         ..Policy::default()
     };
     let hot = hot::build(&m, &s, &p).unwrap();

@@ -693,11 +693,12 @@ pub fn recall(
     let mut slots: Vec<Slot> = Vec::new();
     let single = match target(index, ctx, &v)? {
         Target::One(path, pos) => {
-            let h = index.hydrate(
+            let h = index.hydrate_with(
                 &path,
                 v.branches,
                 v.request.source_hash.as_deref(),
                 v.request.lineage_fingerprint.as_deref(),
+                opts.policy.redact_secrets,
             )?;
             let n = h.selection.records.len();
             if let Some((a, b)) = v.entry_range {

@@ -154,9 +154,10 @@ fn resolve_and_read(
     branches: Branches,
     source_hash: Option<&str>,
     lineage: Option<&str>,
+    redact: bool,
 ) -> Result<Hydrated, Error> {
     let r = index.resolve(session)?;
-    index.hydrate(&index.path_of(&r), branches, source_hash, lineage)
+    index.hydrate_with(&index.path_of(&r), branches, source_hash, lineage, redact)
 }
 
 fn char_byte(s: &str, chars: usize) -> usize {
@@ -182,6 +183,7 @@ pub fn expand(
         v.branches,
         req.source_hash.as_deref(),
         req.lineage_fingerprint.as_deref(),
+        opts.policy.redact_secrets && !req.reveal,
     )?;
     let n = h.selection.records.len();
     let mut picked: Vec<usize> = match &v.selector {
@@ -285,6 +287,7 @@ pub fn expand(
                 lineage_fingerprint: Some(h.selection.lineage_fingerprint.clone()),
                 branches: req.branches,
                 text_offset: (offset > 0).then_some(offset),
+                reveal: req.reveal,
                 ..ExpandRequest::default()
             })?)
         }
@@ -316,6 +319,9 @@ pub struct WalkRequest {
     /// Integrity binding: the selected lineage's fingerprint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lineage_fingerprint: Option<String>,
+    /// Show credentials as the source has them instead of `[redacted:<kind>]`; default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reveal: bool,
 }
 
 /// An iterator over the complete records of a selection, in order.
@@ -353,6 +359,7 @@ pub fn walk(index: &Index, opts: &EngineOptions, req: &WalkRequest) -> Result<Wa
         req.branches.unwrap_or_default(),
         req.source_hash.as_deref(),
         req.lineage_fingerprint.as_deref(),
+        opts.policy.redact_secrets && !req.reveal,
     )?;
     let n = h.selection.records.len();
     let (lo, hi) = match req.range {

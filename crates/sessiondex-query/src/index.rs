@@ -168,6 +168,7 @@ fn unreadable(path: &str, why: &str, not_found: bool, bound: bool) -> Error {
 }
 
 /// Reads a session source from disk, checks its integrity bindings and selects a branch mode.
+/// `redact` replaces credentials in its texts ([`ReadOptions::redact_secrets`]).
 ///
 /// # Errors
 ///
@@ -180,6 +181,7 @@ pub fn hydrate(
     branches: Branches,
     source_hash: Option<&str>,
     lineage: Option<&str>,
+    redact: bool,
 ) -> Result<Hydrated, Error> {
     let bytes = std::fs::read(path).map_err(|e| {
         unreadable(
@@ -189,7 +191,7 @@ pub fn hydrate(
             source_hash.is_some(),
         )
     })?;
-    hydrate_bytes(path, &bytes, branches, source_hash, lineage)
+    hydrate_bytes(path, &bytes, branches, source_hash, lineage, redact)
 }
 
 /// [`hydrate`] over source bytes already in hand (`path` names them).
@@ -204,6 +206,7 @@ pub fn hydrate_bytes(
     branches: Branches,
     source_hash: Option<&str>,
     lineage: Option<&str>,
+    redact: bool,
 ) -> Result<Hydrated, Error> {
     let hash = self::source_hash(bytes);
     if let Some(expected) = source_hash {
@@ -214,7 +217,11 @@ pub fn hydrate_bytes(
             ));
         }
     }
-    let session = source::read_bytes(path, bytes, &ReadOptions::default()).map_err(|e| {
+    let opts = ReadOptions {
+        redact_secrets: redact,
+        ..ReadOptions::default()
+    };
+    let session = source::read_bytes(path, bytes, &opts).map_err(|e| {
         let code = match e.kind() {
             source::ErrorKind::UnknownFormat => ErrorCode::UnknownFormat,
             _ => ErrorCode::SourceUnreadable,
@@ -453,11 +460,28 @@ impl Index {
         source_hash: Option<&str>,
         lineage: Option<&str>,
     ) -> Result<Hydrated, Error> {
+        self.hydrate_with(path, branches, source_hash, lineage, true)
+    }
+
+    /// [`Index::hydrate`], with credentials redacted in the texts only when `redact` (the
+    /// index policy's `redact_secrets`, unless the caller asked to `reveal` them).
+    ///
+    /// # Errors
+    ///
+    /// As [`Index::hydrate`].
+    pub fn hydrate_with(
+        &self,
+        path: &str,
+        branches: Branches,
+        source_hash: Option<&str>,
+        lineage: Option<&str>,
+        redact: bool,
+    ) -> Result<Hydrated, Error> {
         match &self.backend {
             #[cfg(feature = "fs")]
-            Backend::Store(_) => hydrate(path, branches, source_hash, lineage),
+            Backend::Store(_) => hydrate(path, branches, source_hash, lineage, redact),
             Backend::Memory { sources, .. } => match sources.get(path) {
-                Some(bytes) => hydrate_bytes(path, bytes, branches, source_hash, lineage),
+                Some(bytes) => hydrate_bytes(path, bytes, branches, source_hash, lineage, redact),
                 None => Err(unreadable(
                     path,
                     "no source of that name is loaded",

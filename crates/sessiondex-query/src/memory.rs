@@ -65,6 +65,8 @@ pub struct MemoryConfig {
     pub regex_max_automaton_bytes: usize,
     /// Most text bytes one regex recall scans.
     pub regex_max_haystack_bytes: u64,
+    /// Replace credentials with `[redacted:<kind>]` when reading (`redactSecrets`).
+    pub redact_secrets: bool,
 }
 
 impl Default for MemoryConfig {
@@ -80,6 +82,7 @@ impl Default for MemoryConfig {
             regex_max_pattern_bytes: 1024,
             regex_max_automaton_bytes: 4 << 20,
             regex_max_haystack_bytes: 256 << 20,
+            redact_secrets: true,
         }
     }
 }
@@ -94,6 +97,7 @@ impl MemoryConfig {
             index_tool_output: self.index_tool_output,
             max_cold_vocabulary_bytes: self.max_cold_vocabulary_bytes,
             max_cold_cache_bytes: self.max_cold_cache_bytes,
+            redact_secrets: self.redact_secrets,
         }
     }
 
@@ -230,7 +234,8 @@ impl MemoryIndex {
     /// `index_corrupt` / `index_unavailable` when an index file cannot be built. Nothing is
     /// kept then.
     pub fn add_file(&mut self, name: &str, bytes: &[u8]) -> Result<SessionRow, Error> {
-        let h = hydrate_bytes(name, bytes, Branches::Active, None, None)?;
+        let redact = self.config.redact_secrets;
+        let h = hydrate_bytes(name, bytes, Branches::Active, None, None, redact)?;
         let built = build(&h, bytes.len() as u64, Tier::Hot, &self.config.policy())?;
         self.sources.insert(name.to_owned(), Arc::from(bytes));
         self.all.sessions.remove(name);
@@ -285,7 +290,7 @@ impl MemoryIndex {
             .retain(|name, b| sources.contains_key(name) && b.entry.policy_fingerprint == fp);
         for (name, bytes) in &sources {
             if !mode.sessions.contains_key(name) {
-                let h = hydrate_bytes(name, bytes, branches, None, None)?;
+                let h = hydrate_bytes(name, bytes, branches, None, None, policy.redact_secrets)?;
                 let b = build(&h, bytes.len() as u64, Tier::Hot, &policy)?;
                 mode.sessions.insert(name.clone(), b);
             }
@@ -308,7 +313,7 @@ impl MemoryIndex {
                 .get(name)
                 .is_some_and(|b| b.entry.tier != *tier);
             if let (true, Some(bytes)) = (stale, sources.get(name)) {
-                let h = hydrate_bytes(name, bytes, branches, None, None)?;
+                let h = hydrate_bytes(name, bytes, branches, None, None, policy.redact_secrets)?;
                 let b = build(&h, bytes.len() as u64, *tier, &policy)?;
                 mode.sessions.insert(name.clone(), b);
             }

@@ -622,6 +622,10 @@ pub struct ExpandRequest {
     /// Character offset into the first selected entry's text (chunk continuation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_offset: Option<u64>,
+    /// Show credentials as the source has them instead of `[redacted:<kind>]` (the index
+    /// policy's `redactSecrets`); default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reveal: bool,
 }
 
 /// What an expansion selects.

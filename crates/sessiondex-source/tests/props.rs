@@ -16,7 +16,10 @@ fn example_files() -> Vec<(String, Vec<u8>)> {
 
 fn all_options() -> Vec<ReadOptions> {
     let mut v = vec![ReadOptions::default()];
-    v.extend(Format::ALL.iter().map(|f| ReadOptions { format: Some(*f), ..ReadOptions::default() }));
+    v.extend(Format::ALL.iter().map(|f| ReadOptions {
+        format: Some(*f),
+        ..ReadOptions::default()
+    }));
     v
 }
 

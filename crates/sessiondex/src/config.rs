@@ -50,6 +50,10 @@ pub struct Config {
     /// Most text bytes one regex recall scans.
     #[serde(alias = "regex_max_haystack_bytes")]
     pub regex_max_haystack_bytes: u64,
+    /// Replace well-known credential shapes with `[redacted:<kind>]` when sessions are read
+    /// (index, snippets, expand and walk unless `reveal`); docs/secrets.md.
+    #[serde(alias = "redact_secrets")]
+    pub redact_secrets: bool,
 }
 
 impl Default for Config {
@@ -68,6 +72,7 @@ impl Default for Config {
             regex_max_pattern_bytes: 1024,
             regex_max_automaton_bytes: 4 << 20,
             regex_max_haystack_bytes: 256 << 20,
+            redact_secrets: true,
         }
     }
 }

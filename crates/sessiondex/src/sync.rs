@@ -136,6 +136,7 @@ pub fn policy(config: &Config) -> Policy {
         index_tool_output: config.index_tool_output,
         max_cold_vocabulary_bytes: config.max_cold_vocabulary_bytes,
         max_cold_cache_bytes: config.max_cold_cache_bytes,
+        redact_secrets: config.redact_secrets,
     }
 }
 
@@ -292,7 +293,10 @@ pub fn sync(
     let mut entries: Vec<(CatalogEntry, Vocab)> = Vec::new();
     let mut budget_sessions_hit = false;
     let mut budget_bytes_hit = false;
-    let opts = ReadOptions::default();
+    let opts = ReadOptions {
+        redact_secrets: config.redact_secrets,
+        ..ReadOptions::default()
+    };
     for (done, c) in candidates.iter().enumerate() {
         progress(done as u64, total);
         let path_str = c.path.to_string_lossy().into_owned();

@@ -5,6 +5,7 @@ mod corruption;
 mod limits;
 mod live;
 mod query;
+mod secrets;
 mod truncation;
 
 use std::fs;

@@ -936,6 +936,7 @@ class Memory:
         regex_max_pattern_bytes: Optional[int] = None,
         regex_max_automaton_bytes: Optional[int] = None,
         regex_max_haystack_bytes: Optional[int] = None,
+        redact_secrets: Optional[bool] = None,
     ) -> None:
         if isinstance(sources, (str, os.PathLike)):
             sources = [sources]
@@ -954,6 +955,7 @@ class Memory:
             regex_max_pattern_bytes=regex_max_pattern_bytes,
             regex_max_automaton_bytes=regex_max_automaton_bytes,
             regex_max_haystack_bytes=regex_max_haystack_bytes,
+            redact_secrets=redact_secrets,
         )
         index = None if index_dir is None else os.fspath(index_dir)
         self._native = _sessiondex.NativeMemory(paths, index, config)
@@ -1069,8 +1071,10 @@ class Memory:
         lineage_fingerprint: Optional[str] = None,
     ) -> ExpandResult:
         """Complete records of one session (id or path), re-read from source: give exactly
+        reveal: bool = False,
         one of ``indices``, ``entry_ids``, ``addresses`` or ``range`` (inclusive);
-        ``before``/``after`` add context around one anchor."""
+        ``before``/``after`` add context around one anchor. ``reveal=True`` shows
+        credentials as the source has them instead of ``[redacted:<kind>]``."""
         request = _wire(
             session=_path(session),
             indices=_many(indices),
@@ -1085,6 +1089,7 @@ class Memory:
             lineageFingerprint=lineage_fingerprint,
         )
         return ExpandResult(self._native.expand(request))
+            reveal=True if reveal else None,
 
     def call(self, call: Union[Call, Mapping[str, Any]]) -> Union[RecallPage, ExpandResult]:
         """Runs a hit's ``follow`` or a page's ``next`` unchanged (or its dict form)."""
@@ -1102,7 +1107,9 @@ class Memory:
         lineage_fingerprint: Optional[str] = None,
     ) -> Walk:
         """Every record of one session (id or path; ``range`` inclusive), or with no
-        ``session`` of every session file under the sources, file by file."""
+        reveal: bool = False,
+        ``session`` of every session file under the sources, file by file. ``reveal=True``
+        shows credentials as the sources have them instead of ``[redacted:<kind>]``."""
         native = self._native.walk(
             _path(session),
             branches,
@@ -1111,6 +1118,7 @@ class Memory:
             lineage_fingerprint,
         )
         return Walk(native)
+            reveal,
 
     def sessions(
         self,

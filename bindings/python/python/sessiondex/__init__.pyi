@@ -263,6 +263,7 @@ class Memory:
         regex_max_pattern_bytes: Optional[int] = None,
         regex_max_automaton_bytes: Optional[int] = None,
         regex_max_haystack_bytes: Optional[int] = None,
+        redact_secrets: Optional[bool] = None,
     ) -> None: ...
     @property
     def config(self) -> Dict[str, Any]: ...
@@ -314,6 +315,7 @@ class Memory:
         source_hash: Optional[str] = None,
         lineage_fingerprint: Optional[str] = None,
     ) -> ExpandResult: ...
+        reveal: bool = False,
     def call(self, call: Union[Call, Mapping[str, Any]]) -> Union[RecallPage, ExpandResult]: ...
     def walk(
         self,
@@ -324,6 +326,7 @@ class Memory:
         source_hash: Optional[str] = None,
         lineage_fingerprint: Optional[str] = None,
     ) -> Walk: ...
+        reveal: bool = False,
     def sessions(
         self,
         *,
