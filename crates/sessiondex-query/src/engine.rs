@@ -877,11 +877,11 @@ pub fn recall(
                 s.coverage
                     .add_reason(reason::COLD_STRUCTURAL_FILTER_REQUIRES_HYDRATION);
             }
-            s.colds.push(ColdCand {
             if !s.px.groups.is_all() {
                 s.coverage
                     .add_reason(reason::COLD_FIELD_GROUP_REQUIRES_HYDRATION);
             }
+            s.colds.push(ColdCand {
                 slot: k,
                 groups,
                 terms,
@@ -917,10 +917,10 @@ pub fn recall(
         };
         items.push((score, c.slot, 0, Item::Cold(k)));
     }
-    items.sort_by(|a, b| {
     if lexical {
         precision::add_and_tier(&mut s, index, &slots, &mut items, single)?;
     }
+    items.sort_by(|a, b| {
         b.0.total_cmp(&a.0)
             .then_with(|| slots[b.1].last_ts.cmp(&slots[a.1].last_ts))
             .then_with(|| slots[a.1].file.cmp(&slots[b.1].file))
@@ -945,20 +945,20 @@ pub fn recall(
             Item::Entry => {
                 let Some(shard) = &slot.shard else { continue };
                 let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
-                let mut text = e.text().map_err(ce)?;
                 let matched_in = precision::matched_in(
                     &s,
                     &e,
                     &highlight,
                     lexical && !s.px.id_only.contains(&(slot_k, entry)),
                 )?;
+                let mut text = e.text().map_err(ce)?;
                 if text.is_empty() {
                     text = e.thinking().map_err(ce)?.unwrap_or("");
                 }
-                // Every match (up to a cap), so the window is the densest of the entry.
                 if let Some(th) = precision::snippet_text(&e, &matched_in)? {
                     text = th;
                 }
+                // Every match (up to a cap), so the window is the densest of the entry.
                 let spans_of = |text: &str| match &s.matcher {
                     Matcher::None => Vec::new(),
                     Matcher::Terms { .. } => crate::bm25::term_spans(text, &highlight, MAX_SNIP),
@@ -1005,8 +1005,8 @@ pub fn recall(
                     snippet_unavailable,
                     matched_terms: Vec::new(),
                     matched_structural_entries: Vec::new(),
-                    follow,
                     matched_in,
+                    follow,
                 }
             }
             Item::Cold(k) => {
@@ -1038,11 +1038,10 @@ pub fn recall(
                     snippet_unavailable: None,
                     matched_terms: c.terms.clone(),
                     matched_structural_entries: structural,
-                    follow,
                     matched_in: Vec::new(),
+                    follow,
                 }
             }
-        };
             Item::Session => precision::session_hit(
                 slot,
                 req,
@@ -1055,6 +1054,7 @@ pub fn recall(
                     None => continue,
                 }
             }
+        };
         let len = serde_json::to_string(&hit).map_or(0, |h| h.len()) + 1;
         if !hits.is_empty() && used + len > MAX_PAGE_CHARS {
             break;

@@ -904,12 +904,12 @@ pub mod reason {
     /// did not match its stored part: a match past the cut is not seen (every token is posted,
     /// so literal and fuzzy queries never give this).
     pub const MAX_ENTRY_CHARS: &str = "max_entry_chars";
+    /// `in` on a cold session: its vocabulary does not say which field group holds a term.
+    pub const COLD_FIELD_GROUP_REQUIRES_HYDRATION: &str = "cold_field_group_requires_hydration";
 }
 
 /// Whether an empty result is authoritative, and why not.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-    /// `in` on a cold session: its vocabulary does not say which field group holds a term.
-    pub const COLD_FIELD_GROUP_REQUIRES_HYDRATION: &str = "cold_field_group_requires_hydration";
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Coverage {
     /// Every eligible session was searched completely: an empty result is authoritative.
@@ -1040,13 +1040,13 @@ pub struct Hit {
     /// Structural entries of a cold session that matched the filters.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub matched_structural_entries: Vec<StructuralEntry>,
+    /// The field groups whose text matched the query (entry hits with a query).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matched_in: Vec<FieldGroup>,
     /// The one call to pass back unchanged: `expand` for entries, `recall` for sessions.
     pub follow: Call,
 }
 
-    /// The field groups whose text matched the query (entry hits with a query).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub matched_in: Vec<FieldGroup>,
 /// One page of a recall.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -1375,11 +1375,11 @@ mod tests {
             snippet_unavailable: None,
             matched_terms: vec![],
             matched_structural_entries: vec![],
+            matched_in: vec![FieldGroup::ToolOutput],
             follow,
         };
         let cold = Hit {
             kind: HitKind::Session,
-            matched_in: vec![FieldGroup::ToolOutput],
             entry_id: None,
             index: None,
             operation_address: None,
@@ -1431,18 +1431,17 @@ mod tests {
         }
         assert_eq!(h["kind"], "entry");
         assert_eq!(h["outcome"], "failed");
+        assert_eq!(h["matchedIn"], json!(["tool_output"]));
         let c = &v["hits"][1];
         assert_eq!(c["kind"], "session");
         assert_eq!(c["matchedTerms"], json!(["timeout"]));
         assert_eq!(
-        assert_eq!(h["matchedIn"], json!(["tool_output"]));
             c["matchedStructuralEntries"],
             json!([{"index": 3, "entryId": "e3"}])
         );
         assert_eq!(c["follow"]["args"]["scope"], "session:/c.jsonl");
         assert_eq!(serde_json::from_value::<Page>(v).unwrap(), page);
     }
-}
     #[test]
     fn field_groups_parse_and_refuse_unknown_names() {
         let r = recall(json!({"query": "x", "in": ["tool_output", "thinking"]})).unwrap();
@@ -1474,3 +1473,4 @@ mod tests {
         let hit = serde_json::to_value(FieldGroup::ToolInput).unwrap();
         assert_eq!(hit, json!("tool_input"));
     }
+}
