@@ -41,19 +41,19 @@ export interface RecallRequest {
   outcome?: "succeeded" | "failed" | "aborted" | "timed_out";
   since?: string; until?: string; entryRange?: [number, number];
   pageSize?: number; offset?: number; sourceHash?: string; lineageFingerprint?: string;
-  [key: string]: unknown;
-}
   /** Field groups the query may match. */
   in?: ("text" | "thinking" | "tool_input" | "tool_output")[];
+  [key: string]: unknown;
+}
 /** An `expand` request (docs/query.md). */
 export interface ExpandRequest {
   session: string; indices?: number[]; range?: [number, number]; entryIds?: string[];
   addresses?: string[]; before?: number; after?: number; maxChars?: number; textOffset?: number;
   branches?: "active" | "all"; sourceHash?: string; lineageFingerprint?: string;
-  [key: string]: unknown;
-}
   /** Credentials as the source has them instead of `[redacted:<kind>]`. */
   reveal?: boolean;
+  [key: string]: unknown;
+}
 /** A `follow` or `next` call, passed back unchanged. */
 export interface Call { ref: "recall" | "expand"; args: Record<string, unknown>; }
 export interface Coverage {

@@ -296,13 +296,13 @@ pub(crate) fn recall(a: &RecallArgs) -> io::Result<ExitCode> {
     set(&mut o, "until", s(&a.until));
     set(&mut o, "entryRange", a.entry_range.map(|r| json!(r)));
     set(&mut o, "pageSize", a.page_size.map(|n| json!(n)));
-    let req = match RecallRequest::from_json(&Value::Object(o)) {
-        Ok(r) => r,
-        Err(e) => return Ok(fail(a.json, &e)),
     if !a.in_groups.is_empty() {
         let groups: Vec<&str> = a.in_groups.iter().map(|g| g.trim()).collect();
         set(&mut o, "in", Some(json!(groups)));
     }
+    let req = match RecallRequest::from_json(&Value::Object(o)) {
+        Ok(r) => r,
+        Err(e) => return Ok(fail(a.json, &e)),
     };
     let mut ctx = sessiondex::context_from_env();
     if a.current_session.is_some() {
@@ -543,15 +543,15 @@ fn print_page(p: &Page, flags: &str) -> io::Result<()> {
                 if let Some(t) = &h.timestamp {
                     head.push_str(&format!(" {t}"));
                 }
-                writeln!(out, "{head}  score {}", h.score)?;
-                if let Some(s) = &h.snippet {
-                    let dots = if s.truncated { " ..." } else { "" };
-                    writeln!(out, "    {}{dots}", highlight(&s.text, &s.highlights, tty))?;
-                }
                 // Prose is the default; other groups are named.
                 if !h.matched_in.is_empty() && h.matched_in != [FieldGroup::Text] {
                     let groups: Vec<&str> = h.matched_in.iter().map(|g| g.as_str()).collect();
                     head.push_str(&format!(" in {}", groups.join(",")));
+                }
+                writeln!(out, "{head}  score {}", h.score)?;
+                if let Some(s) = &h.snippet {
+                    let dots = if s.truncated { " ..." } else { "" };
+                    writeln!(out, "    {}{dots}", highlight(&s.text, &s.highlights, tty))?;
                 }
             }
             HitKind::Session => {

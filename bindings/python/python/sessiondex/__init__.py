@@ -1017,10 +1017,10 @@ class Memory:
         until: Optional[TimeLike] = None,
         entry_range: Optional[Tuple[int, int]] = None,
         page_size: Optional[int] = None,
-    ) -> RecallPage:
-        """One ranked page of entries and session candidates (syncs first). ``scope`` is
         in_: Union[str, Sequence[str], None] = None,
         **extra: Any,
+    ) -> RecallPage:
+        """One ranked page of entries and session candidates (syncs first). ``scope`` is
         ``session``, ``project`` (the default, resolved against ``cwd`` or the process's
         working directory), ``global`` or ``session:<id-or-path>``; ``since``/``until``
         take datetimes (naive means UTC), dates or strings. ``in_`` (or ``**{"in": ...}``,
@@ -1051,10 +1051,10 @@ class Memory:
             entryRange=None if entry_range is None else list(entry_range),
             pageSize=page_size,
         )
-        return RecallPage(self._native.recall(request))
-
         if in_ is not None:
             request["in"] = [in_] if isinstance(in_, str) else list(in_)
+        return RecallPage(self._native.recall(request))
+
     def expand(
         self,
         session: PathLike,
@@ -1069,9 +1069,9 @@ class Memory:
         branches: Optional[str] = None,
         source_hash: Optional[str] = None,
         lineage_fingerprint: Optional[str] = None,
+        reveal: bool = False,
     ) -> ExpandResult:
         """Complete records of one session (id or path), re-read from source: give exactly
-        reveal: bool = False,
         one of ``indices``, ``entry_ids``, ``addresses`` or ``range`` (inclusive);
         ``before``/``after`` add context around one anchor. ``reveal=True`` shows
         credentials as the source has them instead of ``[redacted:<kind>]``."""
@@ -1087,9 +1087,9 @@ class Memory:
             branches=branches,
             sourceHash=source_hash,
             lineageFingerprint=lineage_fingerprint,
+            reveal=True if reveal else None,
         )
         return ExpandResult(self._native.expand(request))
-            reveal=True if reveal else None,
 
     def call(self, call: Union[Call, Mapping[str, Any]]) -> Union[RecallPage, ExpandResult]:
         """Runs a hit's ``follow`` or a page's ``next`` unchanged (or its dict form)."""
@@ -1105,9 +1105,9 @@ class Memory:
         *,
         source_hash: Optional[str] = None,
         lineage_fingerprint: Optional[str] = None,
+        reveal: bool = False,
     ) -> Walk:
         """Every record of one session (id or path; ``range`` inclusive), or with no
-        reveal: bool = False,
         ``session`` of every session file under the sources, file by file. ``reveal=True``
         shows credentials as the sources have them instead of ``[redacted:<kind>]``."""
         native = self._native.walk(
@@ -1116,9 +1116,9 @@ class Memory:
             None if range is None else list(range),
             source_hash,
             lineage_fingerprint,
+            reveal,
         )
         return Walk(native)
-            reveal,
 
     def sessions(
         self,

@@ -297,9 +297,9 @@ class Memory:
         until: Optional[TimeLike] = None,
         entry_range: Optional[Tuple[int, int]] = None,
         page_size: Optional[int] = None,
-    ) -> RecallPage: ...
         in_: Union[str, Sequence[str], None] = None,
         **extra: Any,
+    ) -> RecallPage: ...
     def expand(
         self,
         session: PathLike,
@@ -314,8 +314,8 @@ class Memory:
         branches: Optional[str] = None,
         source_hash: Optional[str] = None,
         lineage_fingerprint: Optional[str] = None,
-    ) -> ExpandResult: ...
         reveal: bool = False,
+    ) -> ExpandResult: ...
     def call(self, call: Union[Call, Mapping[str, Any]]) -> Union[RecallPage, ExpandResult]: ...
     def walk(
         self,
@@ -325,8 +325,8 @@ class Memory:
         *,
         source_hash: Optional[str] = None,
         lineage_fingerprint: Optional[str] = None,
-    ) -> Walk: ...
         reveal: bool = False,
+    ) -> Walk: ...
     def sessions(
         self,
         *,
