@@ -355,8 +355,7 @@ mod tests {
 
     const OLD: &[u8] = include_bytes!("../../../../testdata/queries/identifiers/ids/old.jsonl");
     const NEW: &[u8] = include_bytes!("../../../../testdata/queries/identifiers/ids/new.jsonl");
-    const TOOLS: &[u8] =
-        include_bytes!("../../../../testdata/queries/identifiers/ids/tools.jsonl");
+    const TOOLS: &[u8] = include_bytes!("../../../../testdata/queries/identifiers/ids/tools.jsonl");
 
     fn memory(hot: Option<usize>) -> MemoryIndex {
         let mut m = MemoryIndex::new(MemoryConfig {
@@ -409,7 +408,15 @@ mod tests {
         assert_eq!(names(&p), ["old.jsonl#1"]);
         let p = run(&mut m, serde_json::json!({"query": "0f1e2d3c4b5a"}));
         assert_eq!(names(&p), ["old.jsonl"]);
-        for q in ["no such column: 999", "\"unbalanced", "foo(", "a OR b NOT c", "*", ":", "-x"] {
+        for q in [
+            "no such column: 999",
+            "\"unbalanced",
+            "foo(",
+            "a OR b NOT c",
+            "*",
+            ":",
+            "-x",
+        ] {
             run(&mut m, serde_json::json!({"query": q}));
         }
     }
@@ -417,7 +424,10 @@ mod tests {
     #[test]
     fn field_groups() {
         let mut m = memory(None);
-        let p = run(&mut m, serde_json::json!({"query": "kestrel", "in": ["thinking"]}));
+        let p = run(
+            &mut m,
+            serde_json::json!({"query": "kestrel", "in": ["thinking"]}),
+        );
         assert_eq!(names(&p), ["tools.jsonl#1"]);
         assert_eq!(p.hits[0].matched_in, [crate::request::FieldGroup::Thinking]);
         let snippet = p.hits[0].snippet.as_ref().unwrap();
