@@ -144,13 +144,6 @@ fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, js_sys::Error> {
         .map_err(|e| invalid(ErrorCode::InvalidRequest, "cannot convert the result", e))
 }
 
-fn object(v: Value) -> serde_json::Map<String, Value> {
-    match v {
-        Value::Object(o) => o,
-        _ => serde_json::Map::new(),
-    }
-}
-
 /// An in-memory index of session files: add files as bytes, then recall, expand, follow calls,
 /// list and walk sessions. Nothing leaves the page.
 #[wasm_bindgen]
@@ -204,7 +197,17 @@ impl SessionIndex {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "RecallRequest")] request: JsValue,
     ) -> Result<JsValue, js_sys::Error> {
-        let mut o = object(to_json(&request, ErrorCode::InvalidRequest)?);
+        let mut o = match to_json(&request, ErrorCode::InvalidRequest)? {
+            Value::Object(o) => o,
+            Value::Null => serde_json::Map::new(),
+            other => {
+                return Err(invalid(
+                    ErrorCode::InvalidRequest,
+                    "invalid request",
+                    format!("a recall request is an object, not {other}"),
+                ))
+            }
+        };
         if !o.contains_key("scope") && !o.contains_key("cwd") {
             o.insert("scope".into(), Value::String("global".into()));
         }

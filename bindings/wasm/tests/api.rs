@@ -139,6 +139,11 @@ fn errors_are_js_errors_with_stable_codes() {
         json!({ "query": 5 }),
         json!({ "query": "x", "bogus": true }),
     ];
+    // A request that is not an object is refused, not read as "no filters".
+    assert_eq!(
+        code(index.recall(JsValue::from_str("x"))),
+        "invalid_request"
+    );
     for request in bad {
         assert_eq!(
             code(index.recall(js(&request))),
@@ -499,4 +504,22 @@ fn export_and_load_round_trip_equal_answers() {
         code(SessionIndex::load(b"SDXB", JsValue::UNDEFINED)),
         "index_corrupt"
     );
+}
+
+/// The browser build leaves out the rarer Unicode property tables of the regex engine
+/// (docs/wasm.md): general categories work, a script class is refused with `invalid_regex`.
+#[wasm_bindgen_test]
+fn regex_unicode_scripts_are_refused_and_categories_kept() {
+    let mut index = loaded();
+    assert_eq!(
+        code(index.recall(js(
+            &json!({ "query": r"\p{Greek}+", "queryMode": "regex", "scope": "global" })
+        ))),
+        "invalid_regex"
+    );
+    let page = recall(
+        &mut index,
+        json!({ "query": r"schema_\p{L}+", "queryMode": "regex", "scope": "global" }),
+    );
+    assert!(page["total"].as_u64().unwrap_or(0) > 0, "{page}");
 }

@@ -311,7 +311,10 @@ pub fn build_with_resume(
             });
         }
         if too_many {
-            return Err(Error::new(ErrorKind::TooLarge, "more than 2^32 distinct terms"));
+            return Err(Error::new(
+                ErrorKind::TooLarge,
+                "more than 2^32 distinct terms",
+            ));
         }
         total_tokens += u64::from(len);
         for id in seen.drain(..) {

@@ -758,6 +758,24 @@ mod tests {
         assert!(!re(r"\p{L}+").can_span_tokens());
     }
 
+    /// Native builds have every Unicode property table (`unicode-all`); the browser build
+    /// refuses these (bindings/wasm/tests/api.rs).
+    #[cfg(feature = "unicode-all")]
+    #[test]
+    fn scripts_ages_and_boolean_properties_compile_natively() {
+        for p in [
+            r"\p{Greek}+",
+            r"\p{scx=Hira}",
+            r"\p{Age=6.0}",
+            r"\p{Alphabetic}+",
+        ] {
+            assert!(
+                CompiledRegex::new(p, &RegexLimits::default()).is_ok(),
+                "{p}"
+            );
+        }
+    }
+
     #[test]
     fn three_strategies_agree_on_a_large_vocabulary() {
         let mut terms: Vec<String> = (0..20_000u32)
