@@ -423,7 +423,9 @@ impl Index {
         let Some(slot) = self.hot.get(i) else {
             return Ok(None);
         };
-        let mut slot = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut slot = slot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(shard) = slot.as_ref() {
             if shard.bytes().unchanged() {
                 return Ok(Some(Arc::clone(shard)));
