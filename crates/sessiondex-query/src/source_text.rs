@@ -66,7 +66,8 @@ fn token_count(s: &str) -> u64 {
 }
 
 /// The whole indexed text of hot entry `e` of catalog session `ce`, re-read from its source
-/// (see the module docs for the checks). `policy` is the index policy.
+/// (see the module docs for the checks). `policy` is the index policy: the line is read with
+/// its `redact_secrets`, so a credential past the cut is redacted exactly when the index is.
 ///
 /// # Errors
 ///
@@ -80,14 +81,18 @@ pub fn entry_text(
     let changed = Unavailable::SourceChanged;
     let format = ce.summary.format.ok_or(Unavailable::SourceUnreadable)?;
     let line = index.source_line(ce, e.offset())?;
-    // The same options a hydration reads with, so texts (redaction included) agree.
+    // The options the index read with (its `redactSecrets` included), so the texts agree.
+    let opts = ReadOptions {
+        redact_secrets: policy.redact_secrets,
+        ..ReadOptions::default()
+    };
     let records = source::read_line(
         &ce.identity.path,
         format,
         e.line(),
         e.offset(),
         &line,
-        &ReadOptions::default(),
+        &opts,
     )
     .map_err(|_| Unavailable::SourceUnreadable)?;
     let id = e.entry_id().map_err(|_| changed)?;

@@ -148,3 +148,51 @@ fn an_appended_session_keeps_every_token_of_old_cut_entries() {
     let s = only_entry(&page).snippet.as_ref().unwrap();
     assert!(s.text.contains(TERM));
 }
+
+/// A made-up GitHub token, planted past the cut next to [`TERM`].
+const SECRET: &str = "ghp_SyNtHeTiC0123456789abcdefABCDEFghijKL";
+
+/// The snippet of the one hit for [`TERM`] in a 20,000-byte tool output whose end holds
+/// [`SECRET`] beside the term, indexed with `redactSecrets` set to `redact`.
+fn snippet_past_the_cut(redact: bool) -> Hit {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("sessions");
+    fs::create_dir_all(&src).unwrap();
+    let term = format!("{TERM} with token {SECRET}");
+    fs::write(src.join("big.jsonl"), session(&term, 20_000)).unwrap();
+    let config = Config {
+        redact_secrets: redact,
+        ..Config::default()
+    };
+    let m = memory(tmp.path(), &src, config);
+    sync(&m);
+    only_entry(&recall(&m, TERM, None)).clone()
+}
+
+#[test]
+fn the_re_read_past_the_cut_redacts_as_the_index_does() {
+    // Default policy: the re-read text is redacted like the stored text, so the checks pass
+    // and the snippet shows the kind, never the token.
+    let h = snippet_past_the_cut(true);
+    assert_eq!(h.snippet_unavailable, None);
+    let s = h.snippet.as_ref().unwrap();
+    assert!(
+        s.text
+            .contains(&format!("{TERM} with token [redacted:github_token] here.")),
+        "{s:?}"
+    );
+    assert!(!s.text.contains(SECRET), "{s:?}");
+    assert!(!s.text.contains("SyNtHeTiC"), "{s:?}");
+
+    // Policy off: the re-read text is the source's, as the index holds it, so the snippet is
+    // available and shows the token.
+    let h = snippet_past_the_cut(false);
+    assert_eq!(h.snippet_unavailable, None);
+    let s = h.snippet.as_ref().unwrap();
+    assert!(
+        s.text
+            .contains(&format!("{TERM} with token {SECRET} here.")),
+        "{s:?}"
+    );
+    assert!(!s.text.contains("[redacted:"), "{s:?}");
+}
