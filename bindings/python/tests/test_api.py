@@ -16,7 +16,8 @@ from sessiondex import _sessiondex
 def test_config_keys_are_keywords_and_round_trip(tmp_path: Path) -> None:
     defaults = sessiondex.default_config()
     native = _sessiondex.default_config()
-    assert len(defaults) == len(native) == 13
+    assert len(defaults) == len(native) == 14
+    assert defaults["redact_secrets"] is True
     # Every key of the Rust Config is a keyword argument of Memory.
     m = sessiondex.Memory([], index_dir=tmp_path, **{k: v for k, v in defaults.items()})
     assert m.config == defaults
@@ -275,7 +276,13 @@ def test_trace(tmp_path: Path) -> None:
     src = copy_corpus(REPO / "testdata" / "sessions", tmp_path / "s")
     m = sessiondex.Memory(src, index_dir=tmp_path / "i")
     sessions = m.sessions()
-    assert len(sessions) == 3
+    # Every file of testdata/sessions, the planted-secrets one included.
+    assert sorted(Path(s.file).name for s in sessions) == [
+        "cycle-claude.jsonl",
+        "damaged-pi.jsonl",
+        "missing-parent-claude.jsonl",
+        "secrets-pi.jsonl",
+    ]
     for s in sessions:
         t = m.trace(s.file)
         assert isinstance(t, sessiondex.Trace)

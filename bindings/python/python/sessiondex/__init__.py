@@ -365,7 +365,9 @@ class StructuralEntry(_Object):
 
 class Hit(_Object):
     """One ranked result: an ``entry``, or a cold ``session`` candidate whose ``follow``
-    hydrates it."""
+    hydrates it. ``snippet_unavailable`` (``"stale_pointer"`` or ``"source_unreadable"``)
+    says why an entry hit has no snippet when its matches lie past the stored cut and its
+    source could not be re-read as indexed."""
 
     kind: str
     session_id: str
@@ -379,6 +381,7 @@ class Hit(_Object):
     timestamp: Optional[str]
     score: float
     snippet: Optional[Snippet]
+    snippet_unavailable: Optional[str]
     matched_terms: List[str]
     matched_structural_entries: List[StructuralEntry]
     matched_in: List[str]
@@ -396,6 +399,7 @@ class Hit(_Object):
         "timestamp",
         "score",
         ("snippet", Snippet),
+        "snippetUnavailable",
         ("matchedTerms", list),
         ("matchedStructuralEntries", [StructuralEntry]),
         ("matchedIn", list),
@@ -413,6 +417,8 @@ class Hit(_Object):
                 parts.append(f"{n}={v}")
         if self.snippet is not None:
             parts.append(repr(self.snippet.text[:50] + ("..." if len(self.snippet.text) > 50 else "")))
+        elif self.snippet_unavailable is not None:
+            parts.append(f"snippet_unavailable={self.snippet_unavailable}")
         elif self.matched_terms:
             parts.append(f"matched_terms={self.matched_terms!r}")
         return f"Hit({' '.join(parts)})"

@@ -111,6 +111,7 @@ class Hit:
     timestamp: Optional[str]
     score: float
     snippet: Optional[Snippet]
+    snippet_unavailable: Optional[str]
     matched_terms: List[str]
     matched_in: List[str]
     matched_structural_entries: List[StructuralEntry]

@@ -29,6 +29,7 @@ class NativeMemory:
         range: Optional[Sequence[int]] = None,
         source_hash: Optional[str] = None,
         lineage_fingerprint: Optional[str] = None,
+        reveal: bool = False,
     ) -> NativeWalk: ...
 
 class NativeWalk:
