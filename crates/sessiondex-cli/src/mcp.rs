@@ -104,7 +104,8 @@ last]; `before`/`after` add context around one anchor. Usually reached through a
 `follow` via `call`, which binds sourceHash and lineageFingerprint: if the session changed \
 since, the answer is the error stale_pointer (recall again for fresh pointers). Text is \
 bounded by maxChars (20,000); a non-null `next` continues it. An index past the last entry is \
-the error index_out_of_bounds (never clamped).";
+the error index_out_of_bounds (never clamped). Credentials read as [redacted:<kind>] unless \
+`reveal` is true.";
 
 const SESSIONS: &str = "List indexed sessions, newest first: id, file, cwd, title, times, \
 entry and error counts, tier, availability, source hash. Default: this project's sessions \
@@ -725,7 +726,7 @@ mod tests {
         let expand = json!({
             "session": "s", "indices": [0], "entryIds": ["e"], "addresses": ["e/0"],
             "range": [0, 1], "before": 1, "after": 1, "maxChars": 10, "sourceHash": "h",
-            "lineageFingerprint": "f", "branches": "all", "textOffset": 3
+            "lineageFingerprint": "f", "branches": "all", "textOffset": 3, "reveal": true
         });
         let parsed = ExpandRequest::from_json(&expand).unwrap();
         assert_eq!(
