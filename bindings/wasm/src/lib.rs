@@ -64,7 +64,11 @@ export interface Snippet { text: string; truncated: boolean; highlights: [number
 export interface Hit {
   kind: "entry" | "session"; sessionId: string; file: string; entryId?: string; index?: number;
   operationAddress?: string; role?: string; tool?: string; outcome?: string; timestamp?: string;
-  score: number; snippet?: Snippet; matchedTerms?: string[];
+  score: number; snippet?: Snippet;
+  /** Why an entry hit has no snippet: its matches lie past the stored cut and the source
+   * held is no longer what was indexed (docs/query.md, Snippets and maxEntryChars). */
+  snippetUnavailable?: "stale_pointer" | "source_unreadable";
+  matchedTerms?: string[];
   matchedStructuralEntries?: unknown[];
   /** Field groups whose text matched (entry hits with a query). */
   matchedIn?: ("text" | "thinking" | "tool_input" | "tool_output")[]; follow: Call;
@@ -92,7 +96,8 @@ export interface SessionsRequest {
   availability?: "available" | "stale" | "missing"; limit?: number;
 }
 export interface SessionsPage { total: number; sessions: SessionRow[]; coverage: Coverage; }
-/** A session id or name, or `{session, branches?, range?, sourceHash?, lineageFingerprint?}`. */
+/** A session id or name, or `{session, branches?, range?, sourceHash?, lineageFingerprint?,
+ * reveal?}` (`reveal`: credentials as the source has them instead of `[redacted:<kind>]`). */
 export type WalkSelector = string | {
   session: string; branches?: "active" | "all"; range?: [number, number];
   sourceHash?: string; lineageFingerprint?: string; reveal?: boolean;

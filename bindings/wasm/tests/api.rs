@@ -523,3 +523,125 @@ fn regex_unicode_scripts_are_refused_and_categories_kept() {
     );
     assert!(page["total"].as_u64().unwrap_or(0) > 0, "{page}");
 }
+
+/// testdata/sessions/secrets-pi.jsonl: made-up credentials of every redacted kind.
+const SECRETS: &[u8] = include_bytes!("../../../testdata/sessions/secrets-pi.jsonl");
+/// One of them, a GitHub token in entries `e0` (the title), `u2`, `a2`, `a2/0`, `r2`.
+const TOKEN: &str = "ghp_SyNtHeTiC0123456789abcdefABCDEFghijKL";
+
+fn secrets_index(config: &Value) -> SessionIndex {
+    let mut index = SessionIndex::new(js(config)).unwrap();
+    index.add_file("secrets.jsonl", SECRETS).unwrap();
+    index
+}
+
+/// The `text` of every record a walk selector yields.
+fn walk_texts(index: &mut SessionIndex, selector: &Value) -> Vec<String> {
+    js_sys::try_iter(&index.walk(js(selector)).unwrap())
+        .unwrap()
+        .unwrap()
+        .map(|r| val(&r.unwrap())["text"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[wasm_bindgen_test]
+fn secrets_are_redacted_unless_reveal_or_redact_secrets_false() {
+    let mut index = secrets_index(&Value::Null);
+    for mode in ["literal", "phrase", "fuzzy"] {
+        let page = recall(&mut index, json!({ "query": TOKEN, "queryMode": mode }));
+        assert_eq!(page["total"], 0, "{mode}");
+    }
+    let page = recall(
+        &mut index,
+        json!({ "query": "SyNtHeTiC0123456789", "queryMode": "regex" }),
+    );
+    assert_eq!(page["total"], 0);
+
+    let want = "please configure the service, the github_token credential is {} thanks";
+    let u2 = |index: &mut SessionIndex, reveal: Option<bool>| -> Value {
+        let mut req = json!({ "session": "secrets.jsonl", "entryIds": ["u2"] });
+        if let Some(r) = reveal {
+            req["reveal"] = json!(r);
+        }
+        val(&index.expand(js(&req)).unwrap())["entries"][0]["text"].clone()
+    };
+    assert_eq!(
+        u2(&mut index, None),
+        want.replace("{}", "[redacted:github_token]")
+    );
+    assert_eq!(
+        u2(&mut index, Some(false)),
+        want.replace("{}", "[redacted:github_token]")
+    );
+    assert_eq!(u2(&mut index, Some(true)), want.replace("{}", TOKEN));
+
+    let hidden = walk_texts(&mut index, &json!("secrets.jsonl"));
+    let shown = walk_texts(
+        &mut index,
+        &json!({ "session": "secrets.jsonl", "reveal": true }),
+    );
+    assert_eq!(hidden.len(), shown.len());
+    assert!(!hidden.iter().any(|t| t.contains("SyNtHeTiC")));
+    assert_eq!(hidden.iter().filter(|t| t.contains(TOKEN)).count(), 0);
+    assert_eq!(shown.iter().filter(|t| t.contains(TOKEN)).count(), 5);
+
+    // Policy off: recall finds the token where it is, and snippets show it.
+    let mut open = secrets_index(&json!({ "redactSecrets": false }));
+    let page = recall(&mut open, json!({ "query": TOKEN }));
+    let mut ids = entry_ids(&page);
+    ids.sort_unstable();
+    assert_eq!(ids, ["a2", "a2/0", "e0", "r2", "u2"]);
+    for h in page["hits"].as_array().unwrap() {
+        let text = h["snippet"]["text"].as_str().unwrap();
+        assert!(text.contains(TOKEN), "{text}");
+    }
+    assert_eq!(u2(&mut open, None), want.replace("{}", TOKEN));
+    assert_eq!(
+        code(SessionIndex::new(js(&json!({ "redactSecrets": "no" })))),
+        "invalid_config"
+    );
+}
+
+/// A pi session whose tool output is 20,000 bytes of filler, then `tail`: past the
+/// `maxEntryChars` cut (2,000 by default).
+fn long_session(tail: &str) -> Vec<u8> {
+    let output = format!(
+        "{}the answer is {tail} here.",
+        "lorem ipsum dolor sit amet ".repeat(20_000 / 27)
+    );
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "big",
+               "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}),
+        json!({"type": "message", "id": "u1", "parentId": null,
+               "timestamp": "2026-01-01T00:00:01.000Z",
+               "message": {"role": "user", "content": "run the build"}}),
+        json!({"type": "message", "id": "t1", "parentId": "u1",
+               "timestamp": "2026-01-01T00:00:02.000Z",
+               "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
+                           "isError": false, "content": [{"type": "text", "text": output}]}}),
+    ];
+    lines
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+#[wasm_bindgen_test]
+fn a_snippet_past_the_cut_is_redacted_as_the_index_is() {
+    let bytes = long_session(&format!("zebracorn7 with token {TOKEN}"));
+    for (redact, shown) in [(true, "[redacted:github_token]"), (false, TOKEN)] {
+        let mut index = SessionIndex::new(js(&json!({ "redactSecrets": redact }))).unwrap();
+        index.add_file("big.jsonl", &bytes).unwrap();
+        let page = recall(&mut index, json!({ "query": "zebracorn7" }));
+        assert_eq!(entry_ids(&page), ["t1"]);
+        let hit = &page["hits"][0];
+        assert_eq!(hit.get("snippetUnavailable"), None, "{hit}");
+        let text = hit["snippet"]["text"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("zebracorn7 with token {shown} here.")),
+            "{text}"
+        );
+        assert_eq!(text.contains("SyNtHeTiC"), !redact, "{text}");
+    }
+}
