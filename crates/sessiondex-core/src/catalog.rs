@@ -87,6 +87,34 @@ pub struct CatalogEntry {
     pub format_version: u32,
 }
 
+/// The fields of a catalog session that decide whether a sync may reuse its index file,
+/// borrowed from the catalog ([`Catalog::reuse_info`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReuseInfo<'a> {
+    /// The exact source path.
+    pub path: &'a str,
+    /// Source size in bytes.
+    pub size: u64,
+    /// Source modification time, ns.
+    pub mtime_ns: i64,
+    /// Source status change time, ns.
+    pub ctime_ns: i64,
+    /// Source inode.
+    pub inode: u64,
+    /// SHA-256 (hex) of the source bytes.
+    pub source_hash: &'a str,
+    /// The tier holding the index file.
+    pub tier: Tier,
+    /// SHA-256 (hex) of the policy the index file was built with.
+    pub policy_fingerprint: &'a str,
+    /// The index format version of the file.
+    pub format_version: u32,
+    /// The index file's length.
+    pub cache_bytes: u64,
+    /// Whether the session's own reading was complete.
+    pub complete: bool,
+}
+
 #[derive(Archive, Serialize, Debug, Default)]
 pub(crate) struct CatalogPayload {
     branches: u8,
@@ -553,6 +581,114 @@ impl<B: AsRef<[u8]>> Catalog<B> {
     /// `index_corrupt` on damage or when `i` is out of range.
     pub fn path(&self, i: usize) -> Result<String> {
         self.req(self.cols.path, i)
+    }
+
+    /// What a sync compares before reusing session `i` (source identity, tier, policy,
+    /// format version, file length), borrowed from the catalog: no other column is read and
+    /// nothing is allocated.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage or when `i` is out of range.
+    pub fn reuse_info(&self, i: usize) -> Result<ReuseInfo<'_>> {
+        let base = self.base();
+        let c = &self.cols;
+        let string = |col: Col| -> Result<&str> {
+            let id = col.u32(base, i).ok_or_else(missing)?;
+            c.strings
+                .opt(base, id)?
+                .ok_or_else(|| Error::corrupt("required string is absent"))
+        };
+        let u64_at = |col: Col| col.u64(base, i).ok_or_else(missing);
+        let i64_at = |col: Col| col.i64(base, i).ok_or_else(missing);
+        let tier = match c.tier.u8(base, i).ok_or_else(missing)? {
+            0 => Tier::Hot,
+            1 => Tier::Cold,
+            t => return Err(Error::corrupt(format!("unknown tier {t}"))),
+        };
+        Ok(ReuseInfo {
+            path: string(c.path)?,
+            size: u64_at(c.size)?,
+            mtime_ns: i64_at(c.mtime_ns)?,
+            ctime_ns: i64_at(c.ctime_ns)?,
+            inode: u64_at(c.inode)?,
+            source_hash: string(c.source_hash)?,
+            tier,
+            policy_fingerprint: string(c.policy_fingerprint)?,
+            format_version: c.index_version.u32(base, i).ok_or_else(missing)?,
+            cache_bytes: u64_at(c.cache_bytes)?,
+            complete: c.complete.u8(base, i).ok_or_else(missing)? != 0,
+        })
+    }
+
+    /// Checks that every session decodes ([`Catalog::session`] cannot fail after this): the
+    /// string table is UTF-8 with every string on a character boundary, every string id and
+    /// list span is in range, every code is known. Allocates nothing per session, so a sync
+    /// can trust the catalog and decode only the sessions it must rewrite.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` naming the first problem.
+    pub fn validate(&self) -> Result<()> {
+        let base = self.base();
+        let c = &self.cols;
+        let all = c.strings.bytes.bytes(base).ok_or_else(missing)?;
+        let text = std::str::from_utf8(all).map_err(|_| Error::corrupt("strings are not UTF-8"))?;
+        let count = c.strings.offsets.len() - 1;
+        let mut prev = 0usize;
+        for k in 0..=count {
+            let at = c.strings.offsets.u32(base, k).ok_or_else(missing)? as usize;
+            if at < prev || !text.is_char_boundary(at) {
+                return Err(Error::corrupt(format!("string {k} out of range")));
+            }
+            prev = at;
+        }
+        let id_ok =
+            |id: u32, optional: bool| (id as usize) < count || (optional && id == format::NONE);
+        let required = [
+            c.session_id,
+            c.file,
+            c.lineage_fingerprint,
+            c.path,
+            c.source_hash,
+            c.policy_fingerprint,
+        ];
+        let optional = [c.format_version, c.cwd, c.title, c.created, c.leaf];
+        for i in 0..c.n {
+            for (cols, opt) in [(&required[..], false), (&optional[..], true)] {
+                for col in cols {
+                    if !id_ok(col.u32(base, i).ok_or_else(missing)?, opt) {
+                        return Err(Error::corrupt("string id out of range"));
+                    }
+                }
+            }
+            if c.format.u8(base, i).ok_or_else(missing)? > 4 {
+                return Err(Error::corrupt("unknown format code"));
+            }
+            if c.tier.u8(base, i).ok_or_else(missing)? > 1 {
+                return Err(Error::corrupt("unknown tier"));
+            }
+            // Link targets are string ids too; tool and reason counts are plain numbers.
+            for (l, ids) in [
+                (c.files, false),
+                (c.tools, false),
+                (c.reasons, false),
+                (c.links, true),
+            ] {
+                let span = l.offsets.span(base, i).ok_or_else(missing)?;
+                if span.end > l.items.len() {
+                    return Err(missing());
+                }
+                for k in span {
+                    let item = l.items.u32(base, k).ok_or_else(missing)?;
+                    let value_ok = !ids || id_ok(l.values.u32(base, k).ok_or_else(missing)?, false);
+                    if !id_ok(item, false) || !value_ok {
+                        return Err(Error::corrupt("string id out of range"));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Session `i`, decoded.

@@ -663,38 +663,125 @@ pub struct Discovered {
 /// `path` itself may be a link. A missing `path` gives nothing: the caller checks existence.
 #[must_use]
 pub fn discover_all(path: &Path) -> Discovered {
-    let mut out = Discovered::default();
+    let (files, unreadable) = walk(path, false);
+    Discovered {
+        files: files.into_iter().map(|(p, _)| p).collect(),
+        unreadable,
+    }
+}
+
+/// A session file found by [`discover_with_metadata`], with its metadata.
+#[derive(Debug, Clone)]
+pub struct FoundFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Its metadata, `None` when it could not be read. Below a directory source the walk
+    /// only returns regular files, so this is the file's own; a source that is a link to a
+    /// file is followed, as `std::fs::metadata` does.
+    pub metadata: Option<std::fs::Metadata>,
+}
+
+/// [`discover_all`] with each file's metadata, read relative to its open directory while
+/// walking (cheaper than a `stat` of every full path afterwards).
+#[must_use]
+pub fn discover_with_metadata(path: &Path) -> (Vec<FoundFile>, Vec<PathBuf>) {
+    let (files, unreadable) = walk(path, true);
+    let found = files
+        .into_iter()
+        .map(|(path, metadata)| FoundFile { path, metadata })
+        .collect();
+    (found, unreadable)
+}
+
+/// The walk behind [`discover_all`]; with `stat`, each file's metadata too (`None` when it
+/// cannot be read).
+#[allow(clippy::type_complexity)]
+fn walk(path: &Path, stat: bool) -> (Vec<(PathBuf, Option<std::fs::Metadata>)>, Vec<PathBuf>) {
+    let mut files = Vec::new();
+    let mut unreadable = Vec::new();
     let Ok(meta) = std::fs::metadata(path) else {
-        return out;
+        return (files, unreadable);
     };
     if meta.is_file() {
-        out.files.push(path.to_path_buf());
-        return out;
+        files.push((path.to_path_buf(), stat.then_some(meta)));
+        return (files, unreadable);
     }
     let mut stack = vec![path.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
-            out.unreadable.push(dir);
+            unreadable.push(dir);
             continue;
         };
         for entry in entries {
             let Ok(entry) = entry else {
-                out.unreadable.push(dir.clone());
+                unreadable.push(dir.clone());
                 break;
             };
             let p = entry.path();
             let Ok(ft) = entry.file_type() else {
-                out.unreadable.push(p);
+                unreadable.push(p);
                 continue;
             };
             if ft.is_dir() {
                 stack.push(p);
             } else if ft.is_file() && p.extension().is_some_and(|e| e == "jsonl") {
-                out.files.push(p);
+                // A regular file (links are not files here): its own metadata, read
+                // relative to the open directory.
+                let m = if stat { entry.metadata().ok() } else { None };
+                files.push((p, m));
             }
         }
     }
-    out.files.sort();
-    out.unreadable.sort();
-    out
+    files.sort_by(|a, b| path_order(&a.0, &b.0));
+    unreadable.sort();
+    (files, unreadable)
+}
+
+/// `a.cmp(b)` for two paths of one walk. They share the walk's root as a byte prefix and
+/// continue with names joined by `/` (never empty, never `.`, never holding `/`), so
+/// comparing their bytes with `/` ranked below every other byte orders them component by
+/// component, as `Path::cmp` does, without parsing components (a third of a no-op sync's
+/// time at 10,000 files went into that).
+fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    #[cfg(unix)]
+    {
+        let (x, y) = (
+            a.as_os_str().as_encoded_bytes(),
+            b.as_os_str().as_encoded_bytes(),
+        );
+        let rank = |c: u8| if c == b'/' { 0u16 } else { u16::from(c) + 1 };
+        let at = x.iter().zip(y).position(|(p, q)| p != q);
+        match at {
+            Some(i) => rank(x[i]).cmp(&rank(y[i])),
+            None => x.len().cmp(&y.len()),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        a.cmp(b)
+    }
+}
+
+#[cfg(test)]
+mod walk_order_tests {
+    use super::path_order;
+    use std::path::Path;
+
+    #[test]
+    fn walk_order_is_path_order() {
+        let root = "/r/./s";
+        let names = [
+            "a", "a.b", "a-b", "a b", "ab", "a/b", "a/b.c", "a/bc", "a.b/c", "a-/x", "é/x", "z",
+            "a/b/c", "a0/b", "a//b",
+        ];
+        for x in names {
+            for y in names {
+                let (p, q) = (Path::new(root).join(x), Path::new(root).join(y));
+                if x.contains("//") || y.contains("//") {
+                    continue;
+                }
+                assert_eq!(path_order(&p, &q), p.cmp(&q), "{x} {y}");
+            }
+        }
+    }
 }

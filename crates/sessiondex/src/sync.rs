@@ -21,8 +21,11 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sessiondex_core::catalog::{Catalog, CatalogBuilder, CatalogEntry, SourceIdentity, Tier};
+use sessiondex_core::catalog::{
+    Catalog, CatalogBuilder, CatalogEntry, ReuseInfo, SourceIdentity, Tier,
+};
 use sessiondex_core::format::{Aligned, FileKind, FORMAT_VERSION};
+use sessiondex_core::mmap::Mmap;
 use sessiondex_core::store::Store;
 use sessiondex_core::{cold, hot, Policy, SessionSummary};
 use sessiondex_source::{self as source, Branches, ErrorKind as SourceErrorKind, ReadOptions};
@@ -127,6 +130,20 @@ struct Candidate {
     stat: Stat,
 }
 
+/// A session of the catalog being built: reused as the last catalog has it (its position
+/// there, decoded only if the catalog must be rewritten), or a new or updated entry.
+// One vector of these per sync; most are `Old` in a no-op sync, and a box per rebuilt entry
+// would buy nothing.
+#[allow(clippy::large_enum_variant)]
+enum Kept {
+    Old {
+        pos: usize,
+        tier: Tier,
+        complete: bool,
+    },
+    New(CatalogEntry, Vocab),
+}
+
 /// The index policy a config asks for.
 #[must_use]
 pub fn policy(config: &Config) -> Policy {
@@ -150,10 +167,47 @@ pub(crate) fn open_catalog(
     store.load(&path, Catalog::open)
 }
 
+/// Opens the catalog of a branch mode memory-mapped and checks that every session decodes
+/// ([`Catalog::validate`]), so that a sync reads only the columns it compares; `Ok(None)`
+/// when there is none yet, `Err` when it is damaged.
+fn open_catalog_checked(
+    store: &Store,
+    branches: Branches,
+) -> Result<Option<Catalog<Mmap>>, sessiondex_core::Error> {
+    let path = store.path(branches, FileKind::Catalog, "");
+    let map = match Mmap::open(&path) {
+        Ok(m) => m,
+        Err(_) if !path.exists() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let cat = Catalog::open(map).map_err(|e| e.with_path(path.to_string_lossy()))?;
+    cat.validate()?;
+    Ok(Some(cat))
+}
+
 /// Whether an index file is there with the length its catalog entry recorded (a cheap check
 /// that catches a truncated or replaced file without reading it).
 fn file_intact(path: &Path, len: u64) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == len)
+}
+
+/// [`Store::path`] of a hot shard or cold digest in `dir` (`store.dir(branches)`), without
+/// building the directory again for each of 10,000 sessions.
+fn index_path(dir: &Path, kind: FileKind, key: &str) -> PathBuf {
+    let ext = kind.as_str();
+    let mut name = String::with_capacity(key.len() + 1 + ext.len());
+    name.push_str(key);
+    name.push('.');
+    name.push_str(ext);
+    dir.join(name)
+}
+
+/// Whether the stat of a source is exactly the one a catalog entry recorded.
+fn stat_matches(stat: &Stat, info: &ReuseInfo<'_>) -> bool {
+    stat.size == info.size
+        && stat.mtime_ns == info.mtime_ns
+        && stat.ctime_ns == info.ctime_ns
+        && stat.inode == info.inode
 }
 
 /// Removes every index file of `branches` that the catalog points to and that fails to open
@@ -217,23 +271,28 @@ pub fn sync(
             cov.add("source_not_found", 1);
             continue;
         }
-        let found = source::discover_all(src);
+        // The walk reads each file's metadata relative to its open directory.
+        let (files, unreadable) = source::discover_with_metadata(src);
         // A directory that cannot be listed may hold sessions nobody can count: it is named
         // as unreadable (the coverage is then incomplete), not as an eligible session.
-        for dir in found.unreadable {
+        for dir in unreadable {
             if seen_paths.insert(Store::key(&dir)) {
                 report.failed += 1;
                 cov.add("source_unreadable", 1);
             }
         }
-        for path in found.files {
-            let key = Store::key(&path);
+        for found in files {
+            let key = Store::key(&found.path);
             if !seen_paths.insert(key.clone()) {
                 continue;
             }
-            match Stat::of(&path) {
-                Ok(stat) => candidates.push(Candidate { path, key, stat }),
-                Err(_) => {
+            match found.metadata {
+                Some(m) => candidates.push(Candidate {
+                    path: found.path,
+                    key,
+                    stat: Stat::from_metadata(&m),
+                }),
+                None => {
                     report.failed += 1;
                     cov.eligible_sessions += 1;
                     cov.add("source_unreadable", 1);
@@ -251,7 +310,7 @@ pub fn sync(
 
     // 2. The previous catalog and skip list.
     let mut catalog_changed = false;
-    let old_catalog = match open_catalog(store, branches) {
+    let old_catalog = match open_catalog_checked(store, branches) {
         Ok(c) => c,
         Err(_) => {
             // A damaged catalog is treated as absent: everything is rebuilt from source.
@@ -262,18 +321,20 @@ pub fn sync(
     if old_catalog.is_none() {
         catalog_changed = true;
     }
-    let mut old_entries: HashMap<String, CatalogEntry> = HashMap::new();
+    // Source path -> position in the old catalog. Entries stay in the (mapped) catalog and
+    // are decoded only when the stat moved or the catalog must be rewritten.
+    let mut old_entries: HashMap<&str, usize> = HashMap::new();
     if let Some(cat) = &old_catalog {
+        old_entries.reserve(cat.len());
         for i in 0..cat.len() {
-            match cat.session(i) {
+            match cat.reuse_info(i) {
                 Ok(e) => {
-                    old_entries.insert(e.identity.path.clone(), e);
+                    old_entries.insert(e.path, i);
                 }
                 Err(_) => catalog_changed = true,
             }
         }
     }
-    drop(old_catalog);
     // Beside the branch directories, where cleanup (which owns those) leaves it alone.
     let skipped_path = store
         .version_dir()
@@ -290,17 +351,19 @@ pub fn sync(
     // 3 + 4. Tiers and per-session work.
     let total = candidates.len() as u64;
     let mut hot_left = config.hot_sessions;
-    let mut entries: Vec<(CatalogEntry, Vocab)> = Vec::new();
+    // Each with the candidate it came from (its store key).
+    let mut entries: Vec<(usize, Kept)> = Vec::with_capacity(candidates.len());
     let mut budget_sessions_hit = false;
     let mut budget_bytes_hit = false;
     let opts = ReadOptions {
         redact_secrets: config.redact_secrets,
         ..ReadOptions::default()
     };
+    let branch_dir = store.dir(branches);
     for (done, c) in candidates.iter().enumerate() {
         progress(done as u64, total);
-        let path_str = c.path.to_string_lossy().into_owned();
-        if let Some(s) = old_skipped.get(&path_str) {
+        let path_str = c.path.to_string_lossy();
+        if let Some(s) = old_skipped.get(path_str.as_ref()) {
             let unchanged = s.size == c.stat.size
                 && s.mtime_ns == c.stat.mtime_ns
                 && s.ctime_ns == c.stat.ctime_ns
@@ -321,10 +384,32 @@ pub fn sync(
             Tier::Hot => FileKind::Hot,
             Tier::Cold => FileKind::Cold,
         };
-        let index_file = store.path(branches, kind, &c.key);
+        let index_file = index_path(&branch_dir, kind, &c.key);
 
         // Reuse?
-        if let Some(old) = old_entries.remove(&path_str) {
+        let old_pos = old_entries.remove(path_str.as_ref());
+        if let (Some(pos), Some(cat)) = (old_pos, &old_catalog) {
+            // The catalog was validated: its columns read.
+            let info = cat.reuse_info(pos).map_err(|e| core_error(&e))?;
+            if info.policy_fingerprint == policy_fp
+                && info.format_version == FORMAT_VERSION
+                && info.tier == tier
+                && stat_matches(&c.stat, &info)
+                && file_intact(&index_file, info.cache_bytes)
+            {
+                report.reused += 1;
+                hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
+                entries.push((
+                    done,
+                    Kept::Old {
+                        pos,
+                        tier,
+                        complete: info.complete,
+                    },
+                ));
+                continue;
+            }
+            let old = cat.session(pos).map_err(|e| core_error(&e))?;
             let same_build = old.policy_fingerprint == policy_fp
                 && old.format_version == FORMAT_VERSION
                 && old.tier == tier
@@ -332,7 +417,7 @@ pub fn sync(
             if same_build && c.stat.matches(&old.identity) {
                 report.reused += 1;
                 hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
-                entries.push((old, None));
+                entries.push((done, Kept::New(old, None)));
                 continue;
             }
             let grew = c.stat.size > old.identity.size;
@@ -344,13 +429,13 @@ pub fn sync(
             {
                 // A live session that only grew: verify the old prefix, parse the new bytes.
                 match append_one(store, &policy, &policy_fp, branches, c, &old, &opts) {
-                    Ok(Some(done)) => {
-                        report.bytes_read += done.bytes_read;
-                        report.bytes_parsed += done.bytes_parsed;
+                    Ok(Some(appended)) => {
+                        report.bytes_read += appended.bytes_read;
+                        report.bytes_parsed += appended.bytes_parsed;
                         report.indexed += 1;
                         report.appended += 1;
                         hot_left = hot_left.saturating_sub(1);
-                        entries.push((done.entry, None));
+                        entries.push((done, Kept::New(appended.entry, None)));
                         catalog_changed = true;
                         continue;
                     }
@@ -370,7 +455,7 @@ pub fn sync(
                         hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
                         let mut e = old;
                         e.identity = identity(&path_str, &c.stat, hash);
-                        entries.push((e, None));
+                        entries.push((done, Kept::New(e, None)));
                         catalog_changed = true;
                         continue;
                     }
@@ -384,7 +469,7 @@ pub fn sync(
                 budget_bytes_hit |= report.bytes_read + c.stat.size > config.max_sync_source_bytes;
                 cov.stale_sessions += 1;
                 hot_left = hot_left.saturating_sub(usize::from(old.tier == Tier::Hot));
-                entries.push((old, None));
+                entries.push((done, Kept::New(old, None)));
                 continue;
             }
         } else if report.indexed >= config.max_sync_sessions as u64
@@ -403,7 +488,7 @@ pub fn sync(
                 report.bytes_parsed += bytes;
                 report.indexed += 1;
                 hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
-                entries.push((entry, vocab));
+                entries.push((done, Kept::New(entry, vocab)));
             }
             Err(IndexOneError::Source(kind, bytes)) => {
                 report.bytes_read += bytes;
@@ -416,7 +501,7 @@ pub fn sync(
                     cov.add(code, 1);
                 }
                 new_skipped.push(Skipped {
-                    path: path_str,
+                    path: path_str.into_owned(),
                     size: c.stat.size,
                     mtime_ns: c.stat.mtime_ns,
                     ctime_ns: c.stat.ctime_ns,
@@ -443,7 +528,13 @@ pub fn sync(
 
     // 5. The catalog.
     if catalog_changed {
-        write_catalog(store, branches, &mut entries)?;
+        write_catalog(
+            store,
+            branches,
+            old_catalog.as_ref(),
+            &candidates,
+            &mut entries,
+        )?;
     }
     if new_skipped.len() != old_skipped.len()
         || new_skipped
@@ -455,21 +546,25 @@ pub fn sync(
             .write_atomic(&skipped_path, &bytes)
             .map_err(|e| core_error(&e))?;
     }
-    let live: HashSet<(FileKind, String)> = entries
+    let live: HashSet<(FileKind, &str)> = entries
         .iter()
-        .map(|(e, _)| {
-            let kind = match e.tier {
+        .map(|(at, kept)| {
+            let tier = match kept {
+                Kept::Old { tier, .. } => *tier,
+                Kept::New(e, _) => e.tier,
+            };
+            let kind = match tier {
                 Tier::Hot => FileKind::Hot,
                 Tier::Cold => FileKind::Cold,
             };
-            (kind, Store::key(Path::new(&e.identity.path)))
+            (kind, candidates[*at].key.as_str())
         })
         .collect();
     let cleanup = store
         .cleanup(
             &lock,
             config.max_cache_cleanup_files as u64,
-            |b, kind, key| b != branches || live.contains(&(kind, key.to_owned())),
+            |b, kind, key| b != branches || live.contains(&(kind, key)),
         )
         .map_err(|e| core_error(&e))?;
     if !cleanup.complete {
@@ -481,12 +576,22 @@ pub fn sync(
     let fresh = entries.len() as u64 - cov.stale_sessions;
     cov.indexed_sessions = fresh;
     let mut per_reason: BTreeMap<String, u64> = BTreeMap::new();
-    for (e, _) in &entries {
-        if !e.summary.coverage.complete {
-            cov.incomplete_sessions += 1;
-            for r in &e.summary.coverage.reasons {
-                *per_reason.entry(r.code.clone()).or_default() += 1;
+    for (_, kept) in &entries {
+        let reasons = match (kept, &old_catalog) {
+            (Kept::New(e, _), _) if !e.summary.coverage.complete => &e.summary.coverage.reasons,
+            (Kept::Old { pos, complete, .. }, Some(cat)) if !complete => {
+                let e = cat.session(*pos).map_err(|e| core_error(&e))?;
+                cov.incomplete_sessions += 1;
+                for r in e.summary.coverage.reasons {
+                    *per_reason.entry(r.code).or_default() += 1;
+                }
+                continue;
             }
+            _ => continue,
+        };
+        cov.incomplete_sessions += 1;
+        for r in reasons {
+            *per_reason.entry(r.code.clone()).or_default() += 1;
         }
     }
     for (code, n) in per_reason {
@@ -791,13 +896,23 @@ fn reread_entry(
 fn write_catalog(
     store: &Store,
     branches: Branches,
-    entries: &mut Vec<(CatalogEntry, Vocab)>,
+    old: Option<&Catalog<Mmap>>,
+    candidates: &[Candidate],
+    entries: &mut Vec<(usize, Kept)>,
 ) -> Result<(), Error> {
     let mut builder = CatalogBuilder::new(branches);
-    entries.retain_mut(|(e, vocab)| {
+    // Entries reused as they were are decoded now (the old catalog was validated).
+    for (_, kept) in entries.iter_mut() {
+        if let (Kept::Old { pos, .. }, Some(cat)) = (&*kept, old) {
+            *kept = Kept::New(cat.session(*pos).map_err(|e| core_error(&e))?, None);
+        }
+    }
+    entries.retain_mut(|(at, kept)| {
+        let Kept::New(e, vocab) = kept else {
+            return false;
+        };
         if e.tier == Tier::Cold && vocab.is_none() {
-            let key = Store::key(Path::new(&e.identity.path));
-            let path = store.path(branches, FileKind::Cold, &key);
+            let path = store.path(branches, FileKind::Cold, &candidates[*at].key);
             *vocab = store
                 .load(&path, cold::ColdDigest::open)
                 .ok()
@@ -809,8 +924,10 @@ fn write_catalog(
         }
         true
     });
-    for (e, vocab) in entries.iter() {
-        builder.add(e, vocab.clone()).map_err(|e| core_error(&e))?;
+    for (_, kept) in entries.iter_mut() {
+        if let Kept::New(e, vocab) = kept {
+            builder.add(e, vocab.take()).map_err(|e| core_error(&e))?;
+        }
     }
     let bytes = builder.finish().map_err(|e| core_error(&e))?;
     store
