@@ -6,14 +6,21 @@
 //! `tf` in an entry of `len` tokens:
 //!
 //! ```text
-//! score = w(class) * sum_t idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg_len))
+//! score = w(class) * coverage * sum_t idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len' / avg_len))
 //! idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+//! len' = min(len, MAX_NORM_LEN)
+//! coverage = sum of idf(t) over the terms present / sum of idf(t) over all query terms
 //! ```
 //!
 //! with `k1 = 1.2`, `b = 0.75`, and `N`, `df` and `avg_len` taken over everything the call
 //! searched (all eligible hot entries, not one shard), so scores from different sessions
 //! compare. `idf` is the non-negative (Lucene) form: a term in every entry still counts a
 //! little. [`CorpusStats`] accumulates `N`, total length and `df`.
+//!
+//! `coverage` (1 for a single term) is a soft AND weighted by rarity: missing a rare term
+//! costs much, missing `the` almost nothing. `len'` caps length normalization at
+//! [`MAX_NORM_LEN`] tokens so a long tool output holding every term of an error message is
+//! not buried. Both were chosen by `sessiondex-bench relevance` (docs/performance.md).
 //!
 //! # Provenance weights
 //!
@@ -22,7 +29,7 @@
 //!
 //! | class            | default | when filters ask for operations |
 //! |------------------|---------|---------------------------------|
-//! | `user_text`      | 1.00    | 1.00                            |
+//! | `user_text`      | 0.90    | 0.90                            |
 //! | `assistant_text` | 1.00    | 1.00                            |
 //! | `summary`        | 0.80    | 0.80                            |
 //! | `thinking`       | 0.60    | 0.60                            |
@@ -33,6 +40,8 @@
 //! Filters "ask for operations" when any of `tool`, `ref`, `provider`, `action` or
 //! `outcome` is set (or `role` is `tool`): the caller wants tool calls, so their text is not
 //! discounted.
+//! User text weighs a little less than assistant text: with the same terms, the entry that
+//! answered a question ranks above the question.
 //!
 //! # Phrases
 //!
@@ -56,12 +65,18 @@ use crate::request::QueryMatch;
 pub const K1: f32 = 1.2;
 /// BM25 `b`.
 pub const B: f32 = 0.75;
+/// The longest length (in tokens) length normalization counts: a longer entry is
+/// normalized as if it had this many tokens, so a long tool output holding every query
+/// term is not buried under short entries holding one (measured: `sessiondex-bench
+/// relevance`, docs/performance.md).
+pub const MAX_NORM_LEN: u32 = 1000;
 
 /// The ranking weight of a text class; see the module table.
 #[must_use]
 pub fn provenance_weight(class: TextClass, operations_requested: bool) -> f32 {
     match class {
-        TextClass::UserText | TextClass::AssistantText => 1.0,
+        TextClass::UserText => 0.9,
+        TextClass::AssistantText => 1.0,
         TextClass::Summary => 0.8,
         TextClass::Thinking => 0.6,
         TextClass::ToolInput if operations_requested => 1.0,
@@ -121,7 +136,8 @@ impl Bm25 {
             return 0.0;
         }
         let tf = tf as f32;
-        let norm = self.k1 * (1.0 - self.b + self.b * len as f32 / self.avg_len);
+        let len = len.min(MAX_NORM_LEN) as f32;
+        let norm = self.k1 * (1.0 - self.b + self.b * len / self.avg_len);
         self.idf(df) * tf * (self.k1 + 1.0) / (tf + norm)
     }
 
@@ -129,11 +145,22 @@ impl Bm25 {
     /// query term.
     #[must_use]
     pub fn score(&self, weight: f32, len: u32, terms: impl IntoIterator<Item = (u32, u64)>) -> f32 {
-        weight
-            * terms
-                .into_iter()
-                .map(|(tf, df)| self.term_score(tf, df, len))
-                .sum::<f32>()
+        let (mut n, mut sum, mut idf_all, mut idf_present) = (0usize, 0.0f32, 0.0f32, 0.0f32);
+        for (tf, df) in terms {
+            n += 1;
+            let idf = self.idf(df);
+            idf_all += idf;
+            if tf > 0 {
+                idf_present += idf;
+                sum += self.term_score(tf, df, len);
+            }
+        }
+        let coverage = if n > 1 && idf_all > 0.0 {
+            idf_present / idf_all
+        } else {
+            1.0
+        };
+        weight * sum * coverage
     }
 }
 
@@ -567,6 +594,30 @@ mod tests {
         assert!((bm.score(0.5, 10, [(1, 1)]) - 0.5 * bm.idf(1)).abs() < 1e-5);
         let empty = Bm25::new(0, 0);
         assert!(empty.idf(3).is_finite());
+    }
+
+    #[test]
+    fn coverage_weights_missing_terms_by_idf() {
+        let bm = Bm25::new(1000, 10_000);
+        // Both terms: no loss. One term of two: the share of idf present.
+        let both = bm.score(1.0, 10, [(1, 5), (1, 500)]);
+        let plain = bm.term_score(1, 5, 10) + bm.term_score(1, 500, 10);
+        assert!((both - plain).abs() < 1e-5);
+        let rare_only = bm.score(1.0, 10, [(1, 5), (0, 500)]);
+        let common_only = bm.score(1.0, 10, [(0, 5), (1, 500)]);
+        let share = bm.idf(5) / (bm.idf(5) + bm.idf(500));
+        assert!((rare_only - bm.term_score(1, 5, 10) * share).abs() < 1e-5);
+        assert!(rare_only > 4.0 * common_only);
+        // A single term is never scaled.
+        assert!((bm.score(1.0, 10, [(1, 5)]) - bm.term_score(1, 5, 10)).abs() < 1e-5);
+    }
+
+    #[test]
+    fn length_normalization_is_capped() {
+        let bm = Bm25::new(1000, 10_000);
+        assert!(bm.term_score(1, 5, 200) > bm.term_score(1, 5, 900));
+        let at_cap = bm.term_score(1, 5, MAX_NORM_LEN);
+        assert!((bm.term_score(1, 5, 50_000) - at_cap).abs() < 1e-6);
     }
 
     #[test]

@@ -911,7 +911,14 @@ pub fn recall(
     let avg = bm.avg_len.round() as u32;
     for (k, c) in s.colds.iter().enumerate() {
         let score = if lexical {
-            bm.score(1.0, avg, c.groups.iter().map(|&g| (1, df[g])))
+            // Every query term, absent ones with tf 0, so coverage counts them.
+            bm.score(
+                1.0,
+                avg,
+                df.iter()
+                    .enumerate()
+                    .map(|(g, &d)| (u32::from(c.groups.contains(&g)), d)),
+            )
         } else {
             0.0
         };
