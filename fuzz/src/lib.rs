@@ -171,7 +171,14 @@ pub fn exercise_file(data: &[u8], valid: &[(String, Aligned)], exercise: impl Fn
 /// indices that are not positions, or an index file built from a read session that does not
 /// open.
 pub fn exercise_session(data: &[u8], format: Option<Format>, index: bool) {
-    let Ok(session) = read_bytes("fuzz.jsonl", data, &ReadOptions { format }) else {
+    let Ok(session) = read_bytes(
+        "fuzz.jsonl",
+        data,
+        &ReadOptions {
+            format,
+            ..ReadOptions::default()
+        },
+    ) else {
         assert!(format.is_none(), "a forced format always reads");
         return;
     };
