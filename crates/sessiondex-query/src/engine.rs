@@ -223,7 +223,29 @@ impl Search<'_> {
                 }
             }
         }
+        // Without entry filters every entry passes: the mask and the BM25 statistics come from
+        // the shard's totals, not from a walk over its entries (a rare term then costs its
+        // postings, not the shard's size).
+        let r = &self.v.request;
+        let unfiltered = self.v.entry_range.is_none()
+            && r.outcome.is_none()
+            && r.role.is_none()
+            && r.tool.is_none()
+            && r.reference.is_none()
+            && r.provider.is_none()
+            && r.action.is_none()
+            && !has_time(self.v)
+            && self.px.groups.is_all()
+            && !self.px.notes_entries();
+        if unfiltered {
+            mask.fill(true);
+            self.docs += n as u64;
+            self.total_len += shard.total_tokens();
+        }
         for (i, m) in mask.iter_mut().enumerate() {
+            if unfiltered {
+                break;
+            }
             let e = shard.entry(i).ok_or_else(corrupt)?;
             if !paired_calls.is_empty()
                 && e.kind().map_err(ce)? != "tool_call"

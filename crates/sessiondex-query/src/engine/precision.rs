@@ -67,6 +67,11 @@ impl Precision {
         Ok(())
     }
 
+    /// Whether every entry must be looked at one by one (the query may name one by id).
+    pub(super) fn notes_entries(&self) -> bool {
+        self.id_query.is_some()
+    }
+
     /// Whether a filtered hot entry has a part `in` allows.
     pub(super) fn allows(&self, e: &HotEntry<'_>) -> Result<bool, Error> {
         if self.groups.is_all() {
