@@ -8,7 +8,10 @@
 //!   lengths: the kept terms are an exact prefix of the sorted vocabulary, and the digest says
 //!   `max_cold_vocabulary_bytes` with the number of terms dropped.
 //! - structural tuples, one per record in selection order: record index, entry id, operation
-//!   address, ref, provider, action, role, tool (string ids), outcome and is-error (u8).
+//!   address, ref, provider, action, role, tool (string ids), outcome and is-error (u8). The
+//!   integer columns are narrow (1, 2 or 4 bytes per element, the least that holds the
+//!   values); a string `<base>/<k>` (a tool call child's entry id and operation address) is
+//!   stored as the id of `<base>` and the number `k`, and rebuilt when the digest is opened.
 //! - `fields`: an FST map from `<field>\0<value>` to an ordinal into `field_starts`, whose
 //!   ranges in `field_postings` list the tuple ordinals having that value, for `ref`,
 //!   `provider`, `action`, `outcome`, `role` and `tool`.
@@ -26,16 +29,18 @@ use rkyv::{Archive, Serialize};
 use sessiondex_source::{Outcome, Selection, SessionMeta};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::{self, Aligned, Col, FileKind, StrCol, StrTableBuilder};
+use crate::format::{self, Aligned, Col, FileKind, StrTableBuilder};
 use crate::hot::{bool_code, bool_from, outcome_code, outcome_from};
 use crate::policy::Policy;
 use crate::summary::{SessionSummary, SummaryRaw};
 
 /// The payload schema text, hashed into the header's schema fingerprint.
-pub(crate) const SCHEMA: &str = "cold/1 {summary policy_fingerprint:bytes vocab:fst-set \
-vocab_total:u64 tuples_total:u64 strings:bytes string_offsets:[u32] t_index:[u32] \
-t_entry_id t_operation_address t_reference t_provider t_action t_role t_tool:[u32] \
-t_outcome:[u8] t_is_error:[u8] fields:fst-map field_starts:[u32] field_postings:[u32]}";
+pub(crate) const SCHEMA: &str = "cold/3 {summary policy_fingerprint:bytes vocab:fst-set \
+vocab_total:u64 tuples_total:u64 strings:bytes offsets_width:u8 string_offsets:[uW] \
+index_width:u8 t_index:[uW] id_width:u8 t_entry_id t_operation_address t_reference t_provider \
+t_action t_role t_tool:[uW] child_width:u8 derived_base:[uW] derived_child:[uW] \
+t_outcome:[u8] t_is_error:[u8] \
+fields:fst-map starts_width:u8 field_starts:[uW] postings_width:u8 field_postings:[uW]}";
 
 /// The structural fields with value postings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -89,6 +94,9 @@ impl Field {
     }
 }
 
+/// Integer columns are stored narrow: `width` bytes (1, 2 or 4) per element, little-endian,
+/// the smallest width whose all-ones value ([`none_of`]) is above every stored value, so the
+/// all-ones value can mean "absent" in string-id columns.
 #[derive(Archive, Serialize, Debug, Default)]
 pub(crate) struct ColdPayload {
     summary: SummaryRaw,
@@ -97,20 +105,142 @@ pub(crate) struct ColdPayload {
     vocab_total: u64,
     tuples_total: u64,
     strings: Vec<u8>,
-    string_offsets: Vec<u32>,
-    t_index: Vec<u32>,
-    t_entry_id: Vec<u32>,
-    t_operation_address: Vec<u32>,
-    t_reference: Vec<u32>,
-    t_provider: Vec<u32>,
-    t_action: Vec<u32>,
-    t_role: Vec<u32>,
-    t_tool: Vec<u32>,
+    offsets_width: u8,
+    index_width: u8,
+    id_width: u8,
+    child_width: u8,
+    starts_width: u8,
+    postings_width: u8,
+    string_offsets: Vec<u8>,
+    t_index: Vec<u8>,
+    t_entry_id: Vec<u8>,
+    t_operation_address: Vec<u8>,
+    t_reference: Vec<u8>,
+    t_provider: Vec<u8>,
+    t_action: Vec<u8>,
+    t_role: Vec<u8>,
+    t_tool: Vec<u8>,
+    /// Derived strings, ids `s..s+d` after the `s` stored ones: string `s+j` is
+    /// `<string derived_base[j]>/<derived_child[j]>`; the base is a stored string.
+    derived_base: Vec<u8>,
+    derived_child: Vec<u8>,
     t_outcome: Vec<u8>,
     t_is_error: Vec<u8>,
     fields: Vec<u8>,
-    field_starts: Vec<u32>,
-    field_postings: Vec<u32>,
+    field_starts: Vec<u8>,
+    field_postings: Vec<u8>,
+}
+
+/// The all-ones value of a width: "absent" in string-id columns.
+fn none_of(width: usize) -> u32 {
+    match width {
+        1 => u32::from(u8::MAX),
+        2 => u32::from(u16::MAX),
+        _ => u32::MAX,
+    }
+}
+
+/// The narrowest width whose all-ones value is above every value in `values` other than
+/// [`format::NONE`].
+fn width_for(values: &[u32]) -> u8 {
+    let max = values
+        .iter()
+        .copied()
+        .filter(|&v| v != format::NONE)
+        .max()
+        .unwrap_or(0);
+    if max < u32::from(u8::MAX) {
+        1
+    } else if max < u32::from(u16::MAX) {
+        2
+    } else {
+        4
+    }
+}
+
+/// `values` packed at `width` bytes each; [`format::NONE`] becomes the width's all-ones value.
+fn pack(values: &[u32], width: u8) -> Vec<u8> {
+    let w = usize::from(width);
+    let mut out = Vec::with_capacity(values.len() * w);
+    for &v in values {
+        let v = if v == format::NONE { none_of(w) } else { v };
+        out.extend_from_slice(&v.to_le_bytes()[..w]);
+    }
+    out
+}
+
+/// One narrow column of a built payload: its width and packed bytes.
+fn packed(values: &[u32]) -> (u8, Vec<u8>) {
+    let w = width_for(values);
+    (w, pack(values, w))
+}
+
+/// The longest base a derived string may have (bounds what opening a digest allocates).
+const MAX_DERIVED_BASE: usize = 64;
+
+/// `(base, k)` when `s` is `<base>/<k>` with `k` written canonically and a short base.
+fn split_child(s: &str) -> Option<(&str, u32)> {
+    let (base, rest) = s.rsplit_once('/')?;
+    let k: u32 = rest.parse().ok()?;
+    (!base.is_empty()
+        && base.len() <= MAX_DERIVED_BASE
+        && k != format::NONE
+        && k.to_string() == rest)
+        .then_some((base, k))
+}
+
+/// Interns strings, storing `<base>/<k>` as a derived string (base id, k).
+#[derive(Default)]
+struct Interner {
+    stored: StrTableBuilder,
+    derived: rustc_hash::FxHashMap<(u32, u32), u32>,
+    base: Vec<u32>,
+    child: Vec<u32>,
+}
+
+/// A string id while building: stored ids are final, derived ones are renumbered after the
+/// stored ones at the end.
+#[derive(Clone, Copy)]
+enum Sid {
+    None,
+    Stored(u32),
+    Derived(u32),
+}
+
+impl Interner {
+    fn intern(&mut self, s: &str) -> Result<Sid> {
+        let Some((base, k)) = split_child(s) else {
+            return Ok(Sid::Stored(self.stored.intern(s)?));
+        };
+        let b = self.stored.intern(base)?;
+        if let Some(&j) = self.derived.get(&(b, k)) {
+            return Ok(Sid::Derived(j));
+        }
+        let j = format::to_u32(self.base.len())?;
+        self.base.push(b);
+        self.child.push(k);
+        self.derived.insert((b, k), j);
+        Ok(Sid::Derived(j))
+    }
+
+    fn opt(&mut self, s: Option<&str>) -> Result<Sid> {
+        s.map_or(Ok(Sid::None), |s| self.intern(s))
+    }
+
+    /// Every id, final; `None` is [`format::NONE`].
+    fn resolve(&self, ids: &[Sid]) -> Result<Vec<u32>> {
+        let stored = format::to_u32(self.stored.offsets.len() - 1)?;
+        ids.iter()
+            .map(|id| match *id {
+                Sid::None => Ok(format::NONE),
+                Sid::Stored(i) => Ok(i),
+                Sid::Derived(j) => stored
+                    .checked_add(j)
+                    .filter(|&v| v != format::NONE)
+                    .ok_or_else(|| Error::new(ErrorKind::TooLarge, "more than 2^32-1 strings")),
+            })
+            .collect()
+    }
 }
 
 /// The canonical vocabulary of a selection's indexed text under `policy`, sorted.
@@ -148,7 +278,14 @@ struct Parts<'s> {
 impl Parts<'_> {
     /// One digest with the first `tuples` tuples; `vocab` is the prebuilt FST set.
     fn assemble(&self, summary: &SessionSummary, vocab: &[u8], tuples: usize) -> Result<Aligned> {
-        let mut st = StrTableBuilder::new();
+        let mut st = Interner {
+            stored: StrTableBuilder::new(),
+            ..Interner::default()
+        };
+        // Seven string-id columns: entry id, operation address, ref, provider, action, role,
+        // tool.
+        let mut ids: [Vec<Sid>; 7] = Default::default();
+        let mut index: Vec<u32> = Vec::new();
         let mut p = ColdPayload {
             summary: SummaryRaw::from(summary),
             policy_fingerprint: self.policy_fingerprint.clone(),
@@ -160,15 +297,14 @@ impl Parts<'_> {
         let mut by_value: BTreeMap<Vec<u8>, Vec<u32>> = BTreeMap::new();
         for (i, r) in self.sel.records.iter().take(tuples).enumerate() {
             let ord = format::to_u32(i)?;
-            p.t_index.push(format::to_u32(r.index)?);
-            p.t_entry_id.push(st.intern(&r.entry_id)?);
-            p.t_operation_address
-                .push(st.opt(r.operation_address.as_deref())?);
-            p.t_reference.push(st.opt(r.reference.as_deref())?);
-            p.t_provider.push(st.opt(r.provider.as_deref())?);
-            p.t_action.push(st.opt(r.action.as_deref())?);
-            p.t_role.push(st.opt(r.role.as_deref())?);
-            p.t_tool.push(st.opt(r.tool.as_deref())?);
+            index.push(format::to_u32(r.index)?);
+            ids[0].push(st.intern(&r.entry_id)?);
+            ids[1].push(st.opt(r.operation_address.as_deref())?);
+            ids[2].push(st.opt(r.reference.as_deref())?);
+            ids[3].push(st.opt(r.provider.as_deref())?);
+            ids[4].push(st.opt(r.action.as_deref())?);
+            ids[5].push(st.opt(r.role.as_deref())?);
+            ids[6].push(st.opt(r.tool.as_deref())?);
             p.t_outcome.push(outcome_code(r.outcome));
             p.t_is_error.push(bool_code(r.is_error));
             let values = [
@@ -186,15 +322,35 @@ impl Parts<'_> {
             }
         }
         let mut fields = fst::MapBuilder::memory();
-        p.field_starts.push(0);
+        let mut starts = vec![0u32];
+        let mut postings = Vec::new();
         for (ord, (key, list)) in by_value.into_iter().enumerate() {
             fields.insert(key, ord as u64)?;
-            p.field_postings.extend_from_slice(&list);
-            p.field_starts.push(format::to_u32(p.field_postings.len())?);
+            postings.extend_from_slice(&list);
+            starts.push(format::to_u32(postings.len())?);
         }
         p.fields = fields.into_inner()?;
-        p.strings = st.bytes;
-        p.string_offsets = st.offsets;
+        (p.starts_width, p.field_starts) = packed(&starts);
+        // Tuple ordinals are below the tuple count.
+        p.postings_width = width_for(&[format::to_u32(tuples)?]);
+        p.field_postings = pack(&postings, p.postings_width);
+        (p.index_width, p.t_index) = packed(&index);
+        // String ids are below the string count.
+        let count = st.stored.offsets.len() - 1 + st.base.len();
+        p.id_width = width_for(&[format::to_u32(count)?]);
+        let w = p.id_width;
+        let col = |c: &[Sid]| -> Result<Vec<u8>> { Ok(pack(&st.resolve(c)?, w)) };
+        p.t_entry_id = col(&ids[0])?;
+        p.t_operation_address = col(&ids[1])?;
+        p.t_reference = col(&ids[2])?;
+        p.t_provider = col(&ids[3])?;
+        p.t_action = col(&ids[4])?;
+        p.t_role = col(&ids[5])?;
+        p.t_tool = col(&ids[6])?;
+        p.derived_base = pack(&st.base, p.id_width);
+        (p.child_width, p.derived_child) = packed(&st.child);
+        (p.offsets_width, p.string_offsets) = packed(&st.stored.offsets);
+        p.strings = st.stored.bytes;
         Ok(format::seal(FileKind::Cold, &format::to_payload(&p)?))
     }
 
@@ -314,24 +470,123 @@ fn finish_capped(
     parts.sized(&mut summary, vocab, tuples)
 }
 
+/// A narrow integer column located in a payload.
+#[derive(Debug, Clone, Copy, Default)]
+struct Narrow {
+    col: Col,
+    width: usize,
+}
+
+impl Narrow {
+    /// Checks the width and that the bytes hold whole elements.
+    fn of(base: &[u8], bytes: &[u8], width: u8) -> Result<Narrow> {
+        let width = usize::from(width);
+        if !matches!(width, 1 | 2 | 4) || !bytes.len().is_multiple_of(width) {
+            return Err(Error::corrupt("cold digest column width"));
+        }
+        Ok(Narrow {
+            col: Col::of(base, bytes),
+            width,
+        })
+    }
+
+    fn len(self) -> usize {
+        self.col.len() / self.width
+    }
+
+    /// Element `i`, widened.
+    fn get(self, base: &[u8], i: usize) -> Option<u32> {
+        if i >= self.len() {
+            return None;
+        }
+        let b = self.col.bytes(base)?;
+        let at = i.checked_mul(self.width)?;
+        let e = b.get(at..at.checked_add(self.width)?)?;
+        let mut le = [0u8; 4];
+        le.get_mut(..self.width)?.copy_from_slice(e);
+        Some(u32::from_le_bytes(le))
+    }
+
+    /// A string id: the all-ones value becomes [`format::NONE`].
+    fn id(self, base: &[u8], i: usize) -> Option<u32> {
+        let v = self.get(base, i)?;
+        Some(if v == none_of(self.width) {
+            format::NONE
+        } else {
+            v
+        })
+    }
+
+    /// The range `[self[i], self[i+1])`, checked to be ordered.
+    fn span(self, base: &[u8], i: usize) -> Option<Range<usize>> {
+        let a = self.get(base, i)? as usize;
+        let b = self.get(base, i.checked_add(1)?)? as usize;
+        (a <= b).then_some(a..b)
+    }
+}
+
+/// The string table: bytes plus narrow `s+1` offsets.
+#[derive(Debug, Clone, Copy, Default)]
+struct Strings {
+    bytes: Col,
+    offsets: Narrow,
+}
+
+impl Strings {
+    fn get(self, base: &[u8], id: u32) -> Result<&str> {
+        let bad = || Error::corrupt(format!("string {id} out of range"));
+        let span = self.offsets.span(base, id as usize).ok_or_else(bad)?;
+        let all = self.bytes.bytes(base).ok_or_else(bad)?;
+        let b = all.get(span).ok_or_else(bad)?;
+        std::str::from_utf8(b).map_err(|_| Error::corrupt(format!("string {id} is not UTF-8")))
+    }
+
+    fn opt(self, base: &[u8], id: u32) -> Result<Option<&str>> {
+        if id == format::NONE {
+            Ok(None)
+        } else {
+            self.get(base, id).map(Some)
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct Cols {
     n: usize,
-    strings: StrCol,
+    strings: Strings,
     vocab: Col,
-    t_index: Col,
-    t_entry_id: Col,
-    t_operation_address: Col,
-    t_reference: Col,
-    t_provider: Col,
-    t_action: Col,
-    t_role: Col,
-    t_tool: Col,
+    t_index: Narrow,
+    t_entry_id: Narrow,
+    t_operation_address: Narrow,
+    t_reference: Narrow,
+    t_provider: Narrow,
+    t_action: Narrow,
+    t_role: Narrow,
+    t_tool: Narrow,
+    derived_base: Narrow,
+    derived_child: Narrow,
     t_outcome: Col,
     t_is_error: Col,
     fields: Col,
-    field_starts: Col,
-    field_postings: Col,
+    field_starts: Narrow,
+    field_postings: Narrow,
+}
+
+/// The derived strings `<base>/<k>`, rebuilt on open: string `stored + j` is
+/// `text[ends[j]..ends[j+1]]`.
+#[derive(Debug, Default)]
+struct Derived {
+    stored: usize,
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Derived {
+    fn get(&self, j: usize) -> Option<&str> {
+        let a = *self.ends.get(j)?;
+        let b = *self.ends.get(j.checked_add(1)?)?;
+        self.text.get(a..b)
+    }
 }
 
 /// An opened cold digest over any bytes.
@@ -340,6 +595,7 @@ pub struct ColdDigest<B> {
     bytes: B,
     payload: Range<usize>,
     cols: Cols,
+    derived: Derived,
     vocab_total: u64,
     vocab_len: usize,
     tuples_total: u64,
@@ -352,7 +608,8 @@ fn missing() -> Error {
 }
 
 impl<B: AsRef<[u8]>> ColdDigest<B> {
-    /// Opens a cold digest: header, checksum, rkyv validation, FST headers.
+    /// Opens a cold digest: header, checksum, rkyv validation, column widths and lengths, FST
+    /// headers, and the derived strings (rebuilt here).
     ///
     /// # Errors
     ///
@@ -363,29 +620,34 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
         let base = &bytes.as_ref()[range.clone()];
         let a = format::access::<ArchivedColdPayload>(base)?;
         let c8 = |s: &[u8]| Col::of(base, s);
-        let n = a.t_index.len();
+        let nw = |s: &[u8], w: u8| Narrow::of(base, s, w);
+        let id = |s: &[u8]| Narrow::of(base, s, a.id_width);
+        let t_index = nw(a.t_index.as_slice(), a.index_width)?;
+        let n = t_index.len();
         let cols = Cols {
             n,
-            strings: StrCol {
+            strings: Strings {
                 bytes: c8(a.strings.as_slice()),
-                offsets: Col::of(base, a.string_offsets.as_slice()),
+                offsets: nw(a.string_offsets.as_slice(), a.offsets_width)?,
             },
             vocab: c8(a.vocab.as_slice()),
-            t_index: Col::of(base, a.t_index.as_slice()),
-            t_entry_id: Col::of(base, a.t_entry_id.as_slice()),
-            t_operation_address: Col::of(base, a.t_operation_address.as_slice()),
-            t_reference: Col::of(base, a.t_reference.as_slice()),
-            t_provider: Col::of(base, a.t_provider.as_slice()),
-            t_action: Col::of(base, a.t_action.as_slice()),
-            t_role: Col::of(base, a.t_role.as_slice()),
-            t_tool: Col::of(base, a.t_tool.as_slice()),
+            t_index,
+            t_entry_id: id(a.t_entry_id.as_slice())?,
+            t_operation_address: id(a.t_operation_address.as_slice())?,
+            t_reference: id(a.t_reference.as_slice())?,
+            t_provider: id(a.t_provider.as_slice())?,
+            t_action: id(a.t_action.as_slice())?,
+            t_role: id(a.t_role.as_slice())?,
+            t_tool: id(a.t_tool.as_slice())?,
+            derived_base: id(a.derived_base.as_slice())?,
+            derived_child: nw(a.derived_child.as_slice(), a.child_width)?,
             t_outcome: c8(a.t_outcome.as_slice()),
             t_is_error: c8(a.t_is_error.as_slice()),
             fields: c8(a.fields.as_slice()),
-            field_starts: Col::of(base, a.field_starts.as_slice()),
-            field_postings: Col::of(base, a.field_postings.as_slice()),
+            field_starts: nw(a.field_starts.as_slice(), a.starts_width)?,
+            field_postings: nw(a.field_postings.as_slice(), a.postings_width)?,
         };
-        let per_tuple = [
+        let narrow = [
             cols.t_entry_id,
             cols.t_operation_address,
             cols.t_reference,
@@ -393,10 +655,14 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
             cols.t_action,
             cols.t_role,
             cols.t_tool,
-            cols.t_outcome,
-            cols.t_is_error,
         ];
-        if per_tuple.iter().any(|col| col.len() != n) || cols.strings.offsets.len() == 0 {
+        if narrow.iter().any(|col| col.len() != n)
+            || cols.derived_base.len() != cols.derived_child.len()
+            || [cols.t_outcome, cols.t_is_error]
+                .iter()
+                .any(|col| col.len() != n)
+            || cols.strings.offsets.len() == 0
+        {
             return Err(Error::corrupt("cold digest columns differ in length"));
         }
         let vocab = fst::Set::from(format::checked_fst(a.vocab.as_slice())?);
@@ -404,6 +670,7 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
         if cols.field_starts.len() != fields.len() + 1 {
             return Err(Error::corrupt("field postings do not match the field map"));
         }
+        let derived = derive_strings(base, &cols)?;
         let vocab_len = vocab.len();
         let summary = a.summary.decode()?;
         let policy_fingerprint = crate::summary::string(&a.policy_fingerprint)?;
@@ -413,6 +680,7 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
             bytes,
             payload: range,
             cols,
+            derived,
             vocab_len,
             summary,
             policy_fingerprint,
@@ -499,6 +767,7 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
         (i < self.cols.n).then(|| ColdTuple {
             base: self.base(),
             cols: &self.cols,
+            derived: &self.derived,
             i,
         })
     }
@@ -523,7 +792,7 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
         let ord = usize::try_from(ord).map_err(|_| missing())?;
         let base = self.base();
         let span = self.cols.field_starts.span(base, ord).ok_or_else(missing)?;
-        span.map(|k| self.cols.field_postings.u32(base, k).ok_or_else(missing))
+        span.map(|k| self.cols.field_postings.get(base, k).ok_or_else(missing))
             .collect()
     }
 
@@ -540,24 +809,61 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
     }
 }
 
+/// Rebuilds every derived string; each base must be a stored string of at most
+/// [`MAX_DERIVED_BASE`] bytes (so the text is at most a few dozen bytes per derived string).
+fn derive_strings(base: &[u8], cols: &Cols) -> Result<Derived> {
+    let stored = cols.strings.offsets.len() - 1;
+    let count = cols.derived_base.len();
+    let mut d = Derived {
+        stored,
+        text: String::new(),
+        ends: Vec::with_capacity(count + 1),
+    };
+    d.ends.push(0);
+    for j in 0..count {
+        let b = cols.derived_base.get(base, j).ok_or_else(missing)?;
+        let k = cols.derived_child.get(base, j).ok_or_else(missing)?;
+        if b as usize >= stored {
+            return Err(Error::corrupt("derived string without a stored base"));
+        }
+        let b = cols.strings.get(base, b)?;
+        if b.len() > MAX_DERIVED_BASE {
+            return Err(Error::corrupt("derived string base too long"));
+        }
+        d.text.push_str(b);
+        d.text.push('/');
+        d.text.push_str(&k.to_string());
+        d.ends.push(d.text.len());
+    }
+    Ok(d)
+}
+
 /// A view of one structural tuple.
 #[derive(Debug, Clone, Copy)]
 pub struct ColdTuple<'a> {
     base: &'a [u8],
     cols: &'a Cols,
+    derived: &'a Derived,
     i: usize,
 }
 
 impl<'a> ColdTuple<'a> {
-    fn s(&self, col: Col) -> Result<Option<&'a str>> {
-        let id = col.u32(self.base, self.i).ok_or_else(missing)?;
-        self.cols.strings.opt(self.base, id)
+    fn s(&self, col: Narrow) -> Result<Option<&'a str>> {
+        let id = col.id(self.base, self.i).ok_or_else(missing)?;
+        match (id as usize).checked_sub(self.derived.stored) {
+            Some(j) if id != format::NONE => self
+                .derived
+                .get(j)
+                .map(Some)
+                .ok_or_else(|| Error::corrupt(format!("string {id} out of range"))),
+            _ => self.cols.strings.opt(self.base, id),
+        }
     }
 
     /// The record's index in the selection.
     #[must_use]
     pub fn index(&self) -> u32 {
-        self.cols.t_index.u32(self.base, self.i).unwrap_or(0)
+        self.cols.t_index.get(self.base, self.i).unwrap_or(0)
     }
 
     /// The entry id.

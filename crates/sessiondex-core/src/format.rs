@@ -43,7 +43,11 @@ use crate::error::{Error, ErrorKind, Result};
 /// 2: hot shards post every token of an entry's indexed text, also past the stored
 /// `max_entry_chars` cut (version 1 posted only the stored text, so its postings cannot be
 /// trusted as complete: a version 1 index is refused and rebuilt).
-pub const FORMAT_VERSION: u32 = 2;
+///
+/// 3: cold digests store their integer columns (string offsets, record indexes, string ids,
+/// field starts and postings) at the narrowest width of 1, 2 or 4 bytes, and an operation
+/// address `<entry id>/<k>` as the child number `k` (rebuilt on open) instead of a string.
+pub const FORMAT_VERSION: u32 = 3;
 /// Required alignment of the start of a file's bytes in memory.
 pub const ALIGN: usize = 16;
 /// Header length in bytes.

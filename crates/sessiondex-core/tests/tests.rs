@@ -515,6 +515,60 @@ fn cold_sample_digest() {
 }
 
 #[test]
+fn cold_child_addresses_and_wide_ids_round_trip() {
+    // Children `<base>/<k>` are stored as (base, k); odd shapes stay plain strings; over 255
+    // strings the id columns widen to two bytes.
+    let long = "x".repeat(65);
+    let odd = [
+        "u1/01".to_owned(),
+        "/3".to_owned(),
+        "u1/".to_owned(),
+        "u1/4294967295".to_owned(),
+        "u1/4294967294".to_owned(),
+        "u1/-1".to_owned(),
+        "a/b/7".to_owned(),
+        format!("{long}/0"),
+        "日本/2".to_owned(),
+    ];
+    let mut records = Vec::new();
+    for i in 0..300 {
+        let id = format!("e{i}");
+        records.push(Record {
+            index: i,
+            entry_id: id.clone(),
+            kind: "message".into(),
+            tool: Some(format!("tool{i}")),
+            ..Record::default()
+        });
+        let child = format!("{id}/{}", i % 3);
+        records.push(Record {
+            index: i + 1000,
+            entry_id: child.clone(),
+            operation_address: Some(child),
+            reference: odd.get(i % 20).cloned(),
+            kind: "tool_call".into(),
+            ..Record::default()
+        });
+    }
+    for (i, o) in odd.iter().enumerate() {
+        records.push(Record {
+            index: 5000 + i,
+            entry_id: o.clone(),
+            operation_address: Some(format!("{o}/{i}")),
+            kind: "tool_call".into(),
+            ..Record::default()
+        });
+    }
+    let s = selection(records);
+    let bytes = cold::build(&meta("s1"), &s, &Policy::default()).unwrap();
+    let d = ColdDigest::open(&bytes[..]).unwrap();
+    assert_eq!(d.tuple_count(), s.records.len());
+    check_tuples(&d, &s.records);
+    assert_eq!(d.tuple(1).unwrap().address().unwrap(), "e0/0");
+    assert_eq!(d.tuple(599).unwrap().entry_id().unwrap(), "e299/2");
+}
+
+#[test]
 fn cold_vocabulary_cap_keeps_exact_prefix() {
     let (m, s) = sample();
     let all: Vec<String> = cold::vocabulary(&s, &Policy::default())

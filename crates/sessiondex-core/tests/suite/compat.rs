@@ -6,7 +6,8 @@
 //! do that only together with a format version bump (and keep the old directory).
 //!
 //! Version 2 (hot shards post every token, also past `max_entry_chars`) was written that way;
-//! `v1/` is the version 1 index, kept to prove it is refused.
+//! `v1/` is the version 1 index, kept to prove it is refused. Version 3 (narrow cold digest
+//! columns, derived operation addresses) too; `v2/` is kept for the same reason.
 
 use std::path::PathBuf;
 
