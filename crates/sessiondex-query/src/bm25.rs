@@ -422,13 +422,20 @@ impl NormalizedText {
             }
             let mut end = start + c.len_utf8();
             while let Some(&(i, d)) = chars.peek() {
-                if d.is_whitespace()
+                if d.is_ascii()
+                    || d.is_whitespace()
                     || unicode_normalization::char::canonical_combining_class(d) == 0
                 {
                     break;
                 }
                 end = i + d.len_utf8();
                 chars.next();
+            }
+            if c.is_ascii() && end == start + 1 {
+                // An ASCII character without combining marks is its own NFKC form.
+                out.push(c.to_ascii_lowercase());
+                map.push((offset(start), offset(end)));
+                continue;
             }
             let before = out.len();
             for n in nfkc(&text[start..end]).chars() {
