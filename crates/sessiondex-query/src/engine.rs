@@ -1052,23 +1052,14 @@ pub fn recall(
                     ..req.clone()
                 })?;
                 Hit {
-                    kind: HitKind::Session,
-                    session_id: slot.session_id.clone(),
-                    file: slot.file.clone(),
-                    entry_id: None,
-                    index: None,
-                    operation_address: None,
-                    role: None,
-                    tool: None,
-                    outcome: None,
-                    timestamp: slot.last_ts.and_then(format_rfc3339_ms),
-                    score: round(score),
-                    snippet: None,
-                    snippet_unavailable: None,
                     matched_terms: c.terms.clone(),
                     matched_structural_entries: structural,
-                    matched_in: Vec::new(),
-                    follow,
+                    ..precision::session_hit_of(
+                        slot,
+                        round(score),
+                        slot.last_ts.and_then(format_rfc3339_ms),
+                        follow,
+                    )
                 }
             }
             Item::Session => precision::session_hit(

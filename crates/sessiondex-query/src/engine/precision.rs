@@ -282,7 +282,17 @@ pub(super) fn session_hit(
         lineage_fingerprint: Some(slot.lineage.clone()),
         ..RecallRequest::default()
     })?;
-    Ok(Hit {
+    Ok(session_hit_of(slot, score, timestamp, follow))
+}
+
+/// A `session` hit of `slot` with its `follow` call, nothing matched yet.
+pub(super) fn session_hit_of(
+    slot: &Slot,
+    score: f64,
+    timestamp: Option<String>,
+    follow: Call,
+) -> Hit {
+    Hit {
         kind: HitKind::Session,
         session_id: slot.session_id.clone(),
         file: slot.file.clone(),
@@ -300,7 +310,7 @@ pub(super) fn session_hit(
         matched_structural_entries: Vec::new(),
         matched_in: Vec::new(),
         follow,
-    })
+    }
 }
 
 /// The entry hit of a cold session's tuple its id or operation address names (no snippet:
