@@ -1,5 +1,5 @@
-//! The corpus catalog: one file listing every indexed session of a branch mode, plus a merged
-//! term -> sessions map over cold vocabularies.
+//! The corpus catalog: one file listing every indexed session of a branch mode, plus merged
+//! term -> sessions and id key -> sessions maps over every session's index file.
 //!
 //! Listing, scope resolution and cold recall over 10,000 sessions open this one file. The
 //! layout is columnar (one element per session, strings interned in one table), so opening
@@ -13,7 +13,13 @@
 //! - list columns (items + `n+1` offsets): files touched, tool histogram (name, count),
 //!   coverage reasons (code, count), links (kind, target);
 //! - `terms`: an FST map term -> ordinal into `post_starts` (u64, terms+1), whose ranges in
-//!   `post_bytes` hold the ascending session ordinals as LEB128 varint deltas.
+//!   `post_bytes` hold the ascending session ordinals as LEB128 varint deltas; every
+//!   session's vocabulary joins it, hot and cold, so a term query opens only the sessions
+//!   that hold one of its terms;
+//! - `ids`, `id_post_starts`, `id_post_bytes`: the same for [`id_key`]s of session ids,
+//!   entry ids and operation addresses (an id lookup opens only sessions sharing a key);
+//! - u64 columns `hot_entries`, `hot_tokens`: a hot shard's entry and token totals, so BM25
+//!   statistics over every hot session need no shard opened.
 
 use std::ops::Range;
 
@@ -33,7 +39,8 @@ policy_fingerprint:[u32] format tier complete:[u8] index_version:[u32] entry_cou
 error_count source_bytes cache_bytes size inode:[u64] first_ts last_ts mtime_ns ctime_ns:[i64] \
 files:[u32] files_offsets:[u32] tools:[u32] tool_counts:[u64] tools_offsets:[u32] \
 reasons:[u32] reason_counts:[u64] reasons_offsets:[u32] link_kinds:[u32] link_targets:[u32] \
-links_offsets:[u32] terms:fst-map post_starts:[u64] post_bytes:varint-deltas}";
+links_offsets:[u32] terms:fst-map post_starts:[u64] post_bytes:varint-deltas \
+hot_entries hot_tokens:[u64] ids:fst-map id_post_starts:[u64] id_post_bytes:varint-deltas}";
 
 /// Which tier holds a session's index file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -159,6 +166,11 @@ pub(crate) struct CatalogPayload {
     terms: Vec<u8>,
     post_starts: Vec<u64>,
     post_bytes: Vec<u8>,
+    hot_entries: Vec<u64>,
+    hot_tokens: Vec<u64>,
+    ids: Vec<u8>,
+    id_post_starts: Vec<u64>,
+    id_post_bytes: Vec<u8>,
 }
 
 /// Collects sessions and cold vocabularies, then writes one catalog file.
@@ -168,6 +180,7 @@ pub struct CatalogBuilder {
     st: StrTableBuilder,
     p: CatalogPayload,
     vocabs: Vec<(u32, fst::Map<Vec<u8>>)>,
+    ids: Vec<(u32, fst::Map<Vec<u8>>)>,
 }
 
 fn ts(t: Option<i64>) -> i64 {
@@ -191,6 +204,7 @@ impl CatalogBuilder {
             st: StrTableBuilder::new(),
             p,
             vocabs: Vec::new(),
+            ids: Vec::new(),
         }
     }
 
@@ -214,7 +228,32 @@ impl CatalogBuilder {
     ///
     /// `index_too_large` past `u32` sessions or string bytes.
     pub fn add(&mut self, e: &CatalogEntry, vocabulary: Option<fst::Set<Vec<u8>>>) -> Result<u32> {
+        self.add_with(
+            e,
+            SessionTerms {
+                vocabulary,
+                ..SessionTerms::default()
+            },
+        )
+    }
+
+    /// Adds a session with what it gives the merged maps: its vocabulary (hot or cold), the
+    /// keys of its ids and, for a hot session, its shard's entry and token totals. Returns
+    /// the session's ordinal.
+    ///
+    /// # Errors
+    ///
+    /// `index_too_large` past `u32` sessions or string bytes; `index_corrupt` for an id key
+    /// set that cannot be built.
+    pub fn add_with(&mut self, e: &CatalogEntry, terms: SessionTerms) -> Result<u32> {
         let ord = format::to_u32(self.len())?;
+        self.p.hot_entries.push(terms.hot_entries);
+        self.p.hot_tokens.push(terms.hot_tokens);
+        if !terms.id_keys.is_empty() {
+            let set = fst::Set::from_iter(terms.id_keys.iter())?;
+            self.ids.push((ord, fst::Map::from(set.into_fst())));
+        }
+        let vocabulary = terms.vocabulary;
         let (st, p, s) = (&mut self.st, &mut self.p, &e.summary);
         p.session_id.push(st.intern(&s.session_id)?);
         p.file.push(st.intern(&s.file)?);
@@ -278,40 +317,8 @@ impl CatalogBuilder {
     /// `index_too_large` when a column overflows; `index_corrupt` when a vocabulary FST is
     /// damaged.
     pub fn finish(mut self) -> Result<Aligned> {
-        use fst::Streamer;
-        let mut terms = fst::MapBuilder::memory();
-        let mut post_starts = vec![0u64];
-        let mut post_bytes = Vec::new();
-        {
-            let mut op = fst::map::OpBuilder::new();
-            for (_, v) in &self.vocabs {
-                op.push(v);
-            }
-            let mut union = op.union();
-            let mut sessions: Vec<u32> = Vec::new();
-            let mut ord = 0u64;
-            while let Some((term, hits)) = union.next() {
-                sessions.clear();
-                sessions.extend(
-                    hits.iter()
-                        .filter_map(|h| self.vocabs.get(h.index).map(|v| v.0)),
-                );
-                sessions.sort_unstable();
-                sessions.dedup();
-                let mut prev = 0u32;
-                for (k, &s) in sessions.iter().enumerate() {
-                    let delta = if k == 0 { s } else { s - prev };
-                    write_varint(&mut post_bytes, delta);
-                    prev = s;
-                }
-                terms.insert(term, ord)?;
-                ord += 1;
-                post_starts.push(post_bytes.len() as u64);
-            }
-        }
-        self.p.terms = terms.into_inner()?;
-        self.p.post_starts = post_starts;
-        self.p.post_bytes = post_bytes;
+        (self.p.terms, self.p.post_starts, self.p.post_bytes) = merge(&self.vocabs)?;
+        (self.p.ids, self.p.id_post_starts, self.p.id_post_bytes) = merge(&self.ids)?;
         self.p.strings = std::mem::take(&mut self.st.bytes);
         self.p.string_offsets = std::mem::take(&mut self.st.offsets);
         let _ = self.branches;
@@ -319,6 +326,117 @@ impl CatalogBuilder {
             FileKind::Catalog,
             &format::to_payload(&self.p)?,
         ))
+    }
+}
+
+/// The union of per-session FSTs: a term map (term -> ordinal), `n+1` posting starts and
+/// the postings (ascending session ordinals as varint deltas).
+fn merge(list: &[(u32, fst::Map<Vec<u8>>)]) -> Result<(Vec<u8>, Vec<u64>, Vec<u8>)> {
+    use fst::Streamer;
+    let mut terms = fst::MapBuilder::memory();
+    let mut post_starts = vec![0u64];
+    let mut post_bytes = Vec::new();
+    let mut op = fst::map::OpBuilder::new();
+    for (_, v) in list {
+        op.push(v);
+    }
+    let mut union = op.union();
+    let mut sessions: Vec<u32> = Vec::new();
+    let mut ord = 0u64;
+    while let Some((term, hits)) = union.next() {
+        sessions.clear();
+        sessions.extend(hits.iter().filter_map(|h| list.get(h.index).map(|v| v.0)));
+        sessions.sort_unstable();
+        sessions.dedup();
+        let mut prev = 0u32;
+        for (k, &s) in sessions.iter().enumerate() {
+            let delta = if k == 0 { s } else { s - prev };
+            write_varint(&mut post_bytes, delta);
+            prev = s;
+        }
+        terms.insert(term, ord)?;
+        ord += 1;
+        post_starts.push(post_bytes.len() as u64);
+    }
+    Ok((terms.into_inner()?, post_starts, post_bytes))
+}
+
+/// Longest id key, in characters: keys narrow a lookup to candidate sessions, whose records
+/// are then compared in full, so a short key loses nothing.
+pub const ID_KEY_CHARS: usize = 8;
+
+/// The key of a session id, entry id or operation address in the catalog's id map: ASCII
+/// lowercase, dashes removed, the first [`ID_KEY_CHARS`] characters. Two ids equal up to
+/// ASCII case, and an id and any longer id it prefixes (dashes ignored) once the prefix is
+/// [`ID_KEY_CHARS`] long, share a key.
+#[must_use]
+pub fn id_key(id: &str) -> String {
+    id.chars()
+        .filter(|&c| c != '-')
+        .map(|c| c.to_ascii_lowercase())
+        .take(ID_KEY_CHARS)
+        .collect()
+}
+
+/// What one session adds to the catalog besides its metadata.
+#[derive(Debug, Default)]
+pub struct SessionTerms {
+    /// Its vocabulary: every term its index file posts.
+    pub vocabulary: Option<fst::Set<Vec<u8>>>,
+    /// [`id_key`]s of its session id, entry ids and operation addresses.
+    pub id_keys: std::collections::BTreeSet<String>,
+    /// A hot session's entry count (0 for a cold one).
+    pub hot_entries: u64,
+    /// A hot session's token total (0 for a cold one).
+    pub hot_tokens: u64,
+}
+
+impl SessionTerms {
+    /// Everything a hot shard gives: vocabulary, id keys of every entry, totals.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the shard is damaged.
+    pub fn of_hot<B: AsRef<[u8]>>(shard: &crate::hot::HotShard<B>) -> Result<SessionTerms> {
+        let mut id_keys = std::collections::BTreeSet::new();
+        id_keys.insert(id_key(&shard.summary().session_id));
+        for e in shard.entries() {
+            id_keys.insert(id_key(e.entry_id()?));
+            if let Some(a) = e.operation_address()? {
+                id_keys.insert(id_key(a));
+            }
+        }
+        Ok(SessionTerms {
+            vocabulary: Some(shard.vocabulary_owned()?),
+            id_keys,
+            hot_entries: shard.entry_count() as u64,
+            hot_tokens: shard.total_tokens(),
+        })
+    }
+
+    /// Everything a cold digest gives: vocabulary and id keys of its tuples.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the digest is damaged.
+    pub fn of_cold<B: AsRef<[u8]>>(digest: &crate::cold::ColdDigest<B>) -> Result<SessionTerms> {
+        let mut id_keys = std::collections::BTreeSet::new();
+        id_keys.insert(id_key(&digest.summary().session_id));
+        for i in 0..digest.tuple_count() {
+            let t = digest
+                .tuple(i)
+                .ok_or_else(|| Error::corrupt("tuple out of range"))?;
+            id_keys.insert(id_key(t.entry_id()?));
+            if let Some(a) = t.operation_address()? {
+                id_keys.insert(id_key(a));
+            }
+        }
+        Ok(SessionTerms {
+            vocabulary: Some(digest.vocabulary_owned()?),
+            id_keys,
+            hot_entries: 0,
+            hot_tokens: 0,
+        })
     }
 }
 
@@ -386,6 +504,11 @@ struct Cols {
     terms: Col,
     post_starts: Col,
     post_bytes: Col,
+    hot_entries: Col,
+    hot_tokens: Col,
+    ids: Col,
+    id_post_starts: Col,
+    id_post_bytes: Col,
 }
 
 /// An opened catalog over any bytes.
@@ -473,6 +596,11 @@ impl<B: AsRef<[u8]>> Catalog<B> {
             terms: c!(terms),
             post_starts: c!(post_starts),
             post_bytes: c!(post_bytes),
+            hot_entries: c!(hot_entries),
+            hot_tokens: c!(hot_tokens),
+            ids: c!(ids),
+            id_post_starts: c!(id_post_starts),
+            id_post_bytes: c!(id_post_bytes),
         };
         let per_session = [
             cols.file,
@@ -499,6 +627,8 @@ impl<B: AsRef<[u8]>> Catalog<B> {
             cols.last_ts,
             cols.mtime_ns,
             cols.ctime_ns,
+            cols.hot_entries,
+            cols.hot_tokens,
         ];
         let lists = [cols.files, cols.tools, cols.reasons, cols.links];
         if per_session.iter().any(|col| col.len() != n)
@@ -514,6 +644,10 @@ impl<B: AsRef<[u8]>> Catalog<B> {
         let term_count = terms.len();
         if cols.post_starts.len() != term_count + 1 {
             return Err(Error::corrupt("postings do not match the term map"));
+        }
+        let ids = fst::Map::from(format::checked_fst(a.ids.as_slice())?);
+        if cols.id_post_starts.len() != ids.len() + 1 {
+            return Err(Error::corrupt("postings do not match the id map"));
         }
         let branches = branches_from(a.branches)?;
         Ok(Catalog {
@@ -772,10 +906,23 @@ impl<B: AsRef<[u8]>> Catalog<B> {
         })
     }
 
-    /// Number of distinct terms over the cold vocabularies.
+    /// Number of distinct terms over the sessions' vocabularies.
     #[must_use]
     pub fn term_count(&self) -> usize {
         self.term_count
+    }
+
+    /// A hot session's shard totals: (entries, tokens); `None` for a cold one or out of range.
+    #[must_use]
+    pub fn hot_totals(&self, i: usize) -> Option<(u64, u64)> {
+        let base = self.base();
+        if self.cols.tier.u8(base, i)? != 0 {
+            return None;
+        }
+        Some((
+            self.cols.hot_entries.u64(base, i)?,
+            self.cols.hot_tokens.u64(base, i)?,
+        ))
     }
 
     /// The merged term map: term -> ordinal for [`Catalog::sessions_at`].
@@ -794,14 +941,14 @@ impl<B: AsRef<[u8]>> Catalog<B> {
     ///
     /// `index_corrupt` when out of range or the varints are malformed.
     pub fn sessions_at(&self, ord: u64) -> Result<Vec<u32>> {
+        self.postings(self.cols.post_starts, self.cols.post_bytes, ord)
+    }
+
+    fn postings(&self, starts: Col, bytes: Col, ord: u64) -> Result<Vec<u32>> {
         let base = self.base();
         let ord = usize::try_from(ord).map_err(|_| missing())?;
-        let span = self
-            .cols
-            .post_starts
-            .span64(base, ord)
-            .ok_or_else(missing)?;
-        let all = self.cols.post_bytes.bytes(base).ok_or_else(missing)?;
+        let span = starts.span64(base, ord).ok_or_else(missing)?;
+        let all = bytes.bytes(base).ok_or_else(missing)?;
         let bytes = all.get(span).ok_or_else(missing)?;
         let mut out = Vec::new();
         let mut at = 0;
@@ -823,7 +970,7 @@ impl<B: AsRef<[u8]>> Catalog<B> {
         Ok(out)
     }
 
-    /// Session ordinals whose cold vocabulary holds `term`, ascending.
+    /// Session ordinals whose vocabulary (hot or cold) holds `term`, ascending.
     ///
     /// # Errors
     ///
@@ -831,6 +978,20 @@ impl<B: AsRef<[u8]>> Catalog<B> {
     pub fn sessions_with(&self, term: &str) -> Result<Vec<u32>> {
         match self.terms()?.get(term) {
             Some(ord) => self.sessions_at(ord),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Session ordinals holding an id (session id, entry id, operation address) whose
+    /// [`id_key`] is `key`, ascending: the only sessions an id lookup needs to open.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage.
+    pub fn sessions_with_id_key(&self, key: &str) -> Result<Vec<u32>> {
+        let b = self.cols.ids.bytes(self.base()).ok_or_else(missing)?;
+        match fst::Map::new(b)?.get(key) {
+            Some(ord) => self.postings(self.cols.id_post_starts, self.cols.id_post_bytes, ord),
             None => Ok(Vec::new()),
         }
     }

@@ -47,7 +47,11 @@ use crate::error::{Error, ErrorKind, Result};
 /// 3: cold digests store their integer columns (string offsets, record indexes, string ids,
 /// field starts and postings) at the narrowest width of 1, 2 or 4 bytes, and an operation
 /// address `<entry id>/<k>` as the child number `k` (rebuilt on open) instead of a string.
-pub const FORMAT_VERSION: u32 = 3;
+///
+/// 4: the catalog's merged term map covers hot sessions too, and it gains an id key map and
+/// each hot shard's entry and token totals, so a term or id query opens only the sessions
+/// that can answer it.
+pub const FORMAT_VERSION: u32 = 4;
 /// Required alignment of the start of a file's bytes in memory.
 pub const ALIGN: usize = 16;
 /// Header length in bytes.

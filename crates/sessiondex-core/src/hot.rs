@@ -643,6 +643,16 @@ impl<B: AsRef<[u8]>> HotShard<B> {
         Ok(fst::Map::new(b)?)
     }
 
+    /// An owned copy of the term dictionary as a set, for [`crate::catalog::CatalogBuilder`].
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage.
+    pub fn vocabulary_owned(&self) -> Result<fst::Set<Vec<u8>>> {
+        let b = self.cols.terms.bytes(self.base()).ok_or_else(missing)?;
+        Ok(fst::Set::from(fst::raw::Fst::new(b.to_vec())?))
+    }
+
     /// Every term in byte order with its document frequency.
     ///
     /// # Errors

@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use proptest::prelude::*;
-use sessiondex_core::catalog::{Catalog, CatalogBuilder, CatalogEntry, SourceIdentity, Tier};
+use sessiondex_core::catalog::{
+    id_key, Catalog, CatalogBuilder, CatalogEntry, SessionTerms, SourceIdentity, Tier,
+};
 use sessiondex_core::cold::{self, ColdDigest, Field};
 use sessiondex_core::format::{self, FileKind};
 use sessiondex_core::hot::{self, HotShard};
@@ -742,6 +744,58 @@ fn catalog_lists_sessions_and_merges_vocabularies() {
     assert_eq!(cat.sessions_with("timeout").unwrap(), [2, 3, 4, 5]);
 }
 
+#[test]
+fn catalog_maps_hot_and_cold_terms_ids_and_hot_totals() {
+    let p = Policy::default();
+    let mut b = CatalogBuilder::new(Branches::Active);
+    let mut shards = Vec::new();
+    for i in 0..4u64 {
+        let m = meta(&format!("Sess-{i}-0123456789ab"));
+        let mut records = sample_records();
+        records[0].text = format!("only{i} shared");
+        records[0].entry_id = format!("ENTRY-{i}abcdef");
+        let s = selection(records);
+        let tier = if i % 2 == 0 { Tier::Hot } else { Tier::Cold };
+        let terms = if tier == Tier::Hot {
+            let h = HotShard::open(hot::build(&m, &s, &p).unwrap()).unwrap();
+            shards.push((h.entry_count() as u64, h.total_tokens()));
+            SessionTerms::of_hot(&h).unwrap()
+        } else {
+            SessionTerms::of_cold(&ColdDigest::open(cold::build(&m, &s, &p).unwrap()).unwrap())
+                .unwrap()
+        };
+        assert!(terms.id_keys.contains(&id_key("a1/0")));
+        b.add_with(&catalog_entry(&m, &s, tier, i), terms).unwrap();
+    }
+    let bytes = b.finish().unwrap();
+    let cat = Catalog::open(&bytes[..]).unwrap();
+    // Hot vocabularies join the merged map next to cold ones.
+    assert_eq!(cat.sessions_with("shared").unwrap(), [0, 1, 2, 3]);
+    assert_eq!(cat.sessions_with("only0").unwrap(), [0]);
+    assert_eq!(cat.sessions_with("only3").unwrap(), [3]);
+    // Id keys: lowercase, dashes dropped, 8 characters; session ids, entry ids, addresses.
+    assert_eq!(id_key("ENTRY-2abcdef"), "entry2ab");
+    assert_eq!(id_key("a1/0"), "a1/0");
+    assert_eq!(cat.sessions_with_id_key("entry2ab").unwrap(), [2]);
+    assert_eq!(cat.sessions_with_id_key("entry1ab").unwrap(), [1]);
+    assert_eq!(
+        cat.sessions_with_id_key(&id_key("sess-3-0123")).unwrap(),
+        [3]
+    );
+    assert_eq!(cat.sessions_with_id_key("a1/0").unwrap(), [0, 1, 2, 3]);
+    assert_eq!(
+        cat.sessions_with_id_key("nothing").unwrap(),
+        Vec::<u32>::new()
+    );
+    // The id keys stay out of the term map.
+    assert_eq!(cat.sessions_with("entry2ab").unwrap(), Vec::<u32>::new());
+    // Hot totals equal the shard's, cold sessions have none.
+    assert_eq!(cat.hot_totals(0), Some(shards[0]));
+    assert_eq!(cat.hot_totals(2), Some(shards[1]));
+    assert_eq!(cat.hot_totals(1), None);
+    assert_eq!(cat.hot_totals(4), None);
+}
+
 // ---------------------------------------------------------------- corruption
 
 pub(crate) fn sample_files() -> Vec<(FileKind, format::Aligned)> {
@@ -756,14 +810,9 @@ pub(crate) fn sample_files() -> Vec<(FileKind, format::Aligned)> {
     let hot = hot::build(&m, &s, &p).unwrap();
     let cold = cold::build(&m, &s, &p).unwrap();
     let mut b = CatalogBuilder::new(Branches::Active);
-    b.add(
+    b.add_with(
         &catalog_entry(&m, &s, Tier::Cold, 0),
-        Some(
-            ColdDigest::open(&cold[..])
-                .unwrap()
-                .vocabulary_owned()
-                .unwrap(),
-        ),
+        SessionTerms::of_cold(&ColdDigest::open(&cold[..]).unwrap()).unwrap(),
     )
     .unwrap();
     let cat = b.finish().unwrap();

@@ -165,6 +165,64 @@ fn has_time(v: &ValidRecall) -> bool {
     v.since_ms.is_some() || v.until_ms.is_some()
 }
 
+/// True when every entry of a session passes the request's filters (no entry range, no
+/// structural or time filter).
+fn no_entry_filters(v: &ValidRecall) -> bool {
+    let r = &v.request;
+    v.entry_range.is_none()
+        && r.outcome.is_none()
+        && r.role.is_none()
+        && r.tool.is_none()
+        && r.reference.is_none()
+        && r.provider.is_none()
+        && r.action.is_none()
+        && !has_time(v)
+}
+
+/// Per catalog session: whether it can hold a hit of a term query without entry filters,
+/// from the catalog's merged maps: its vocabulary holds a query term, or (an id-shaped query)
+/// one of its ids shares the query's key. Every other session adds only its totals to the
+/// BM25 statistics, so it need not be opened. `None` when every session must be searched
+/// (no catalog, no terms, fuzzy, phrase or regex, entry filters, field groups).
+fn candidate_sessions(s: &Search<'_>, index: &Index) -> Result<Option<Vec<bool>>, Error> {
+    #[cfg(test)]
+    if prefilter_tests::EXHAUSTIVE.with(std::cell::Cell::get) {
+        return Ok(None);
+    }
+    let Some(cat) = index.catalog() else {
+        return Ok(None);
+    };
+    let Matcher::Terms {
+        terms,
+        fuzzy: false,
+    } = &s.matcher
+    else {
+        return Ok(None);
+    };
+    if terms.is_empty()
+        || !no_entry_filters(s.v)
+        || !s.px.groups.is_all()
+        || cat.len() != index.entries().len()
+    {
+        return Ok(None);
+    }
+    let mut out = vec![false; cat.len()];
+    let mut mark = |list: Vec<u32>| {
+        for i in list {
+            if let Some(m) = out.get_mut(i as usize) {
+                *m = true;
+            }
+        }
+    };
+    for t in terms {
+        mark(cat.sessions_with(t).map_err(ce)?);
+    }
+    if let Some(key) = s.px.id_key() {
+        mark(cat.sessions_with_id_key(&key).map_err(ce)?);
+    }
+    Ok(Some(out))
+}
+
 impl Search<'_> {
     fn passes(&self, e: &HotEntry<'_>) -> Result<bool, Error> {
         let r = &self.v.request;
@@ -226,17 +284,8 @@ impl Search<'_> {
         // Without entry filters every entry passes: the mask and the BM25 statistics come from
         // the shard's totals, not from a walk over its entries (a rare term then costs its
         // postings, not the shard's size).
-        let r = &self.v.request;
-        let unfiltered = self.v.entry_range.is_none()
-            && r.outcome.is_none()
-            && r.role.is_none()
-            && r.tool.is_none()
-            && r.reference.is_none()
-            && r.provider.is_none()
-            && r.action.is_none()
-            && !has_time(self.v)
-            && self.px.groups.is_all()
-            && !self.px.notes_entries();
+        let unfiltered =
+            no_entry_filters(self.v) && self.px.groups.is_all() && !self.px.notes_entries();
         if unfiltered {
             mask.fill(true);
             self.docs += n as u64;
@@ -772,7 +821,9 @@ pub fn recall(
                     .then_with(|| entries[a].identity.path.cmp(&entries[b].identity.path))
             });
             s.coverage.eligible_sessions = list.len() as u64;
+            let cands = candidate_sessions(&s, index)?;
             let mut cold_seen = 0usize;
+            let mut skipped_cold = 0u64;
             for i in list {
                 let e = &entries[i];
                 if !e.summary.coverage.complete {
@@ -786,6 +837,19 @@ pub fn recall(
                     }
                 }
                 let cold = e.tier == Tier::Cold;
+                let skip = cands
+                    .as_ref()
+                    .is_some_and(|c| !c.get(i).copied().unwrap_or(true));
+                if skip && !cold {
+                    // Holds no query term and no id with the query's key: its entries
+                    // count in the BM25 statistics, read from the catalog.
+                    if let Some((n, t)) = index.catalog().and_then(|c| c.hot_totals(i)) {
+                        s.coverage.indexed_sessions += 1;
+                        s.docs += n;
+                        s.total_len += t;
+                        continue;
+                    }
+                }
                 let shard = if cold { None } else { index.hot_shared(i)? };
                 if !cold && shard.is_none() {
                     s.coverage.add_reason("index_file_missing");
@@ -799,6 +863,12 @@ pub fn recall(
                     cold_seen += 1;
                 }
                 s.coverage.indexed_sessions += 1;
+                if skip && cold {
+                    // Counted in BM25's documents, as the cold loop below counts each cold
+                    // session it looks at; its vocabulary holds none of the terms.
+                    skipped_cold += 1;
+                    continue;
+                }
                 slots.push(Slot {
                     session_id: e.summary.session_id.clone(),
                     file: e.identity.path.clone(),
@@ -810,6 +880,7 @@ pub fn recall(
                     cold,
                 });
             }
+            s.cold_docs += skipped_cold;
             false
         }
     };
@@ -1101,4 +1172,143 @@ pub fn recall(
         coverage: s.coverage,
         error: None,
     })
+}
+
+#[cfg(test)]
+mod prefilter_tests {
+    //! The catalog's candidate sessions change what a term query opens, never its page:
+    //! every query below answers the same with and without them.
+
+    use std::cell::Cell;
+    use std::path::Path;
+
+    use fst::Streamer;
+    use sessiondex_source::Branches;
+
+    use super::{recall, QueryContext};
+    use crate::memory::{MemoryConfig, MemoryIndex};
+    use crate::request::{QueryMatch, RecallRequest, Scope};
+
+    thread_local! {
+        pub(super) static EXHAUSTIVE: Cell<bool> = const { Cell::new(false) };
+    }
+
+    fn files(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut paths: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for p in paths {
+            if p.is_dir() {
+                files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                out.push((p.to_string_lossy().into_owned(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+
+    #[test]
+    fn candidate_sessions_never_change_a_page() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut all = Vec::new();
+        for d in [
+            "examples/sessions",
+            "testdata/sessions",
+            "testdata/queries/identifiers/ids",
+        ] {
+            files(&root.join(d), &mut all);
+        }
+        assert!(all.len() >= 10, "{} files", all.len());
+        let mut m = MemoryIndex::new(MemoryConfig {
+            hot_sessions: Some(5),
+            ..MemoryConfig::default()
+        });
+        for (name, bytes) in &all {
+            m.add_file(name, bytes).unwrap();
+        }
+        let opts = m.engine_options();
+        let index = m.index(Branches::Active).unwrap();
+        let cat = index.catalog().unwrap();
+        // Queries: a spread of the corpus's terms, pairs of them, ids, id prefixes, absent words.
+        let mut terms = Vec::new();
+        let map = cat.terms().unwrap();
+        let mut st = map.stream();
+        let mut k = 0;
+        while let Some((t, _)) = st.next() {
+            if k % 5 == 0 {
+                terms.push(String::from_utf8(t.to_vec()).unwrap());
+            }
+            k += 1;
+        }
+        let mut queries: Vec<(String, QueryMatch)> = Vec::new();
+        for (i, t) in terms.iter().enumerate() {
+            queries.push((t.clone(), QueryMatch::Any));
+            if let Some(u) = terms.get(i * 7 % terms.len()) {
+                queries.push((format!("{t} {u}"), QueryMatch::Any));
+                queries.push((format!("{t} {u}"), QueryMatch::All));
+            }
+        }
+        for e in index.entries() {
+            let id = &e.summary.session_id;
+            queries.push((id.clone(), QueryMatch::Any));
+            queries.push((id.to_uppercase(), QueryMatch::Any));
+            let squashed: String = id.chars().filter(|&c| c != '-').collect();
+            if squashed.len() >= 14 {
+                queries.push((squashed[..14].to_owned(), QueryMatch::Any));
+            }
+        }
+        for i in 0..index.entries().len() {
+            if let Some(h) = index.hot(i).unwrap() {
+                for e in h.entries().step_by(3) {
+                    queries.push((e.entry_id().unwrap().to_owned(), QueryMatch::Any));
+                    if let Some(a) = e.operation_address().unwrap() {
+                        queries.push((a.to_owned(), QueryMatch::Any));
+                    }
+                }
+            }
+            if let Some(d) = index.cold(i).unwrap() {
+                for t in (0..d.tuple_count()).step_by(3).filter_map(|o| d.tuple(o)) {
+                    queries.push((t.address().unwrap().to_owned(), QueryMatch::Any));
+                }
+            }
+        }
+        queries.push(("zzzabsentzzz".into(), QueryMatch::Any));
+        queries.push(("zzzabsentzzz timeout".into(), QueryMatch::All));
+        let mut narrowed = 0;
+        for (q, matching) in &queries {
+            let req = RecallRequest {
+                query: Some(q.clone()),
+                query_match: Some(*matching),
+                scope: Some(Scope::Global),
+                page_size: Some(50),
+                ..RecallRequest::default()
+            };
+            let fast = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+            EXHAUSTIVE.with(|c| c.set(true));
+            let slow = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+            EXHAUSTIVE.with(|c| c.set(false));
+            assert_eq!(
+                serde_json::to_value(&fast).unwrap(),
+                serde_json::to_value(&slow).unwrap(),
+                "query {q:?} {matching:?}"
+            );
+            if fast
+                .hits
+                .iter()
+                .map(|h| &h.file)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+                < index.entries().len()
+            {
+                narrowed += 1;
+            }
+        }
+        assert!(queries.len() > 200, "{} queries", queries.len());
+        assert!(
+            narrowed > queries.len() / 2,
+            "{narrowed} of {}",
+            queries.len()
+        );
+    }
 }

@@ -55,6 +55,13 @@ impl IdQuery {
         })
     }
 
+    /// The catalog's id key ([`sessiondex_core::catalog::id_key`]) every id this query
+    /// matches has: the sessions listed under it are the only ones to look in.
+    #[must_use]
+    pub fn catalog_key(&self) -> String {
+        sessiondex_core::catalog::id_key(&self.exact)
+    }
+
     /// Whether `id` is the query, or starts with its hex prefix.
     #[must_use]
     pub fn matches(&self, id: &str) -> bool {

@@ -26,7 +26,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sessiondex_core::bundle::{self, Item, ItemKind};
-use sessiondex_core::catalog::{Catalog, CatalogBuilder, CatalogEntry, SourceIdentity, Tier};
+use sessiondex_core::catalog::{
+    Catalog, CatalogBuilder, CatalogEntry, SessionTerms, SourceIdentity, Tier,
+};
 use sessiondex_core::cold::{self, ColdDigest};
 use sessiondex_core::format::{copy_aligned, Aligned, FORMAT_VERSION};
 use sessiondex_core::hot::{self, HotShard};
@@ -322,15 +324,12 @@ impl MemoryIndex {
         let mut cb = CatalogBuilder::new(branches);
         let mut files = Vec::with_capacity(mode.sessions.len());
         for b in mode.sessions.values() {
-            let vocab = match b.entry.tier {
-                Tier::Hot => None,
-                Tier::Cold => Some(
-                    ColdDigest::open(&b.file[..])
-                        .and_then(|d| d.vocabulary_owned())
-                        .map_err(ce)?,
-                ),
-            };
-            cb.add(&b.entry, vocab).map_err(ce)?;
+            let terms = match b.entry.tier {
+                Tier::Hot => HotShard::open(&b.file[..]).and_then(|h| SessionTerms::of_hot(&h)),
+                Tier::Cold => ColdDigest::open(&b.file[..]).and_then(|d| SessionTerms::of_cold(&d)),
+            }
+            .map_err(ce)?;
+            cb.add_with(&b.entry, terms).map_err(ce)?;
             files.push(Some(b.file.clone()));
         }
         let catalog = Arc::new(cb.finish().map_err(ce)?);

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sessiondex_core::catalog::{
-    Catalog, CatalogBuilder, CatalogEntry, ReuseInfo, SourceIdentity, Tier,
+    Catalog, CatalogBuilder, CatalogEntry, ReuseInfo, SessionTerms, SourceIdentity, Tier,
 };
 use sessiondex_core::format::{Aligned, FileKind, FORMAT_VERSION};
 use sessiondex_core::mmap::Mmap;
@@ -118,9 +118,8 @@ struct Skipped {
     code: String,
 }
 
-/// A cold session's vocabulary for the catalog's merged term map (`None` for hot ones, or
-/// not loaded yet).
-type Vocab = Option<fst::Set<Vec<u8>>>;
+/// What a session gives the catalog's merged term and id maps (`None` while not loaded).
+type Vocab = Option<SessionTerms>;
 
 const SKIPPED_NAME: &str = "skipped.json";
 
@@ -724,11 +723,10 @@ fn write_index(
     .unwrap_or_else(|_| SessionSummary::new(&session.meta, sel));
     summary.cache_bytes = built.len() as u64;
     let vocab = match tier {
-        Tier::Cold => cold::ColdDigest::open(&built[..])
-            .and_then(|d| d.vocabulary_owned())
-            .ok(),
-        Tier::Hot => None,
-    };
+        Tier::Cold => cold::ColdDigest::open(&built[..]).and_then(|d| SessionTerms::of_cold(&d)),
+        Tier::Hot => hot::HotShard::open(&built[..]).and_then(|h| SessionTerms::of_hot(&h)),
+    }
+    .ok();
     let entry = CatalogEntry {
         summary,
         tier,
@@ -891,8 +889,9 @@ fn reread_entry(
     Some((found.text, found.thinking))
 }
 
-/// Writes the catalog; cold entries reused from the last sync get their vocabulary from their
-/// digest. A digest that cannot be opened drops its entry (the next sync rebuilds it).
+/// Writes the catalog; entries reused from the last sync get their vocabulary, id keys and
+/// totals from their index file. A file that cannot be opened drops its entry (the next sync
+/// rebuilds it).
 fn write_catalog(
     store: &Store,
     branches: Branches,
@@ -911,13 +910,21 @@ fn write_catalog(
         let Kept::New(e, vocab) = kept else {
             return false;
         };
-        if e.tier == Tier::Cold && vocab.is_none() {
-            let path = store.path(branches, FileKind::Cold, &candidates[*at].key);
-            *vocab = store
-                .load(&path, cold::ColdDigest::open)
-                .ok()
-                .flatten()
-                .and_then(|d| d.vocabulary_owned().ok());
+        if vocab.is_none() {
+            let kind = match e.tier {
+                Tier::Hot => FileKind::Hot,
+                Tier::Cold => FileKind::Cold,
+            };
+            let path = store.path(branches, kind, &candidates[*at].key);
+            // Mapped, not read: every hot shard of the corpus passes through here.
+            *vocab = Mmap::open(&path).ok().and_then(|m| match e.tier {
+                Tier::Hot => hot::HotShard::open(m)
+                    .and_then(|h| SessionTerms::of_hot(&h))
+                    .ok(),
+                Tier::Cold => cold::ColdDigest::open(m)
+                    .and_then(|d| SessionTerms::of_cold(&d))
+                    .ok(),
+            });
             if vocab.is_none() {
                 return false;
             }
@@ -926,7 +933,9 @@ fn write_catalog(
     });
     for (_, kept) in entries.iter_mut() {
         if let Kept::New(e, vocab) = kept {
-            builder.add(e, vocab.take()).map_err(|e| core_error(&e))?;
+            builder
+                .add_with(e, vocab.take().unwrap_or_default())
+                .map_err(|e| core_error(&e))?;
         }
     }
     let bytes = builder.finish().map_err(|e| core_error(&e))?;

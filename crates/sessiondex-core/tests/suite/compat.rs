@@ -7,7 +7,8 @@
 //!
 //! Version 2 (hot shards post every token, also past `max_entry_chars`) was written that way;
 //! `v1/` is the version 1 index, kept to prove it is refused. Version 3 (narrow cold digest
-//! columns, derived operation addresses) too; `v2/` is kept for the same reason.
+//! columns, derived operation addresses) too; `v2/` is kept for the same reason. Version 4
+//! (hot vocabularies, id keys and hot totals in the catalog) too; `v3/` is kept.
 
 use std::path::PathBuf;
 
@@ -90,6 +91,9 @@ fn committed_v1_index_opens() {
     assert_eq!(s.summary.tool_histogram, [("omp.grep".to_owned(), 1)]);
     assert_eq!(cat.sessions_with("timeout").unwrap(), [0]);
     assert_eq!(cat.sessions_with("absent").unwrap(), Vec::<u32>::new());
+    assert_eq!(cat.sessions_with_id_key("a1/0").unwrap(), [0]);
+    assert_eq!(cat.sessions_with_id_key("s1").unwrap(), [0]);
+    assert_eq!(cat.hot_totals(0), None);
 }
 
 #[test]

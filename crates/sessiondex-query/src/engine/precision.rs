@@ -67,6 +67,11 @@ impl Precision {
         Ok(())
     }
 
+    /// The catalog id key of an id-shaped query.
+    pub(super) fn id_key(&self) -> Option<String> {
+        self.id_query.as_ref().map(IdQuery::catalog_key)
+    }
+
     /// Whether every entry must be looked at one by one (the query may name one by id).
     pub(super) fn notes_entries(&self) -> bool {
         self.id_query.is_some()
