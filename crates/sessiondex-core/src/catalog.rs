@@ -249,8 +249,7 @@ impl CatalogBuilder {
         let ord = format::to_u32(self.len())?;
         self.p.hot_entries.push(terms.hot_entries);
         self.p.hot_tokens.push(terms.hot_tokens);
-        if !terms.id_keys.is_empty() {
-            let set = fst::Set::from_iter(terms.id_keys.iter())?;
+        if let Some(set) = terms.id_keys {
             self.ids.push((ord, fst::Map::from(set.into_fst())));
         }
         let vocabulary = terms.vocabulary;
@@ -378,13 +377,22 @@ pub fn id_key(id: &str) -> String {
         .collect()
 }
 
+/// A set of keys in exactly the bytes it needs (fst's in-memory builder starts with a 10 KB
+/// buffer; a sync holds one set per session until the catalog is written).
+fn key_set(keys: std::collections::BTreeSet<String>) -> Result<fst::Set<Vec<u8>>> {
+    let mut bytes = fst::Set::from_iter(keys)?.into_fst().into_inner();
+    bytes.shrink_to_fit();
+    Ok(fst::Set::new(bytes)?)
+}
+
 /// What one session adds to the catalog besides its metadata.
 #[derive(Debug, Default)]
 pub struct SessionTerms {
     /// Its vocabulary: every term its index file posts.
     pub vocabulary: Option<fst::Set<Vec<u8>>>,
-    /// [`id_key`]s of its session id, entry ids and operation addresses.
-    pub id_keys: std::collections::BTreeSet<String>,
+    /// The [`id_key`]s of its session id, entry ids and operation addresses, as a set (a
+    /// sync holds one per session until the catalog is written: an FST keeps that small).
+    pub id_keys: Option<fst::Set<Vec<u8>>>,
     /// A hot session's entry count (0 for a cold one).
     pub hot_entries: u64,
     /// A hot session's token total (0 for a cold one).
@@ -408,7 +416,7 @@ impl SessionTerms {
         }
         Ok(SessionTerms {
             vocabulary: Some(shard.vocabulary_owned()?),
-            id_keys,
+            id_keys: Some(key_set(id_keys)?),
             hot_entries: shard.entry_count() as u64,
             hot_tokens: shard.total_tokens(),
         })
@@ -433,7 +441,7 @@ impl SessionTerms {
         }
         Ok(SessionTerms {
             vocabulary: Some(digest.vocabulary_owned()?),
-            id_keys,
+            id_keys: Some(key_set(id_keys)?),
             hot_entries: 0,
             hot_tokens: 0,
         })
