@@ -137,6 +137,9 @@ struct Search<'a> {
     budget: HaystackBudget,
     regex_stopped: bool,
     px: precision::Precision,
+    /// Fuzzy expansions of the query terms over the catalog's merged vocabulary, when none
+    /// was cut by the cap: each shard's own expansion is this restricted to its terms.
+    fuzzy_groups: Option<Vec<Vec<String>>>,
 }
 
 fn eq(want: Option<&String>, got: Option<&str>) -> bool {
@@ -180,11 +183,13 @@ fn no_entry_filters(v: &ValidRecall) -> bool {
 }
 
 /// Per catalog session: whether it can hold a hit of a term query without entry filters,
-/// from the catalog's merged maps: its vocabulary holds a query term, or (an id-shaped query)
-/// one of its ids shares the query's key. Every other session adds only its totals to the
-/// BM25 statistics, so it need not be opened. `None` when every session must be searched
-/// (no catalog, no terms, fuzzy, phrase or regex, entry filters, field groups).
-fn candidate_sessions(s: &Search<'_>, index: &Index) -> Result<Option<Vec<bool>>, Error> {
+/// from the catalog's merged maps: its vocabulary holds a query term (for fuzzy, a term of
+/// the expansion over the merged vocabulary, kept in `s.fuzzy_groups`), or (an id-shaped
+/// query) one of its ids shares the query's key. Every other session adds only its totals to
+/// the BM25 statistics, so it need not be opened. `None` when every session must be searched
+/// (no catalog, no terms, a fuzzy expansion cut by its cap, phrase or regex, entry filters,
+/// field groups).
+fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bool>>, Error> {
     #[cfg(test)]
     if prefilter_tests::EXHAUSTIVE.with(std::cell::Cell::get) {
         return Ok(None);
@@ -192,18 +197,16 @@ fn candidate_sessions(s: &Search<'_>, index: &Index) -> Result<Option<Vec<bool>>
     let Some(cat) = index.catalog() else {
         return Ok(None);
     };
-    let Matcher::Terms {
-        terms,
-        fuzzy: false,
-    } = &s.matcher
-    else {
+    if !no_entry_filters(s.v) || !s.px.groups.is_all() || cat.len() != index.entries().len() {
+        return Ok(None);
+    }
+    if let Matcher::Phrase { tokens, phrase } = &s.matcher {
+        return phrase_sessions(cat, tokens, phrase.as_str());
+    }
+    let Matcher::Terms { terms, fuzzy } = &s.matcher else {
         return Ok(None);
     };
-    if terms.is_empty()
-        || !no_entry_filters(s.v)
-        || !s.px.groups.is_all()
-        || cat.len() != index.entries().len()
-    {
+    if terms.is_empty() {
         return Ok(None);
     }
     let mut out = vec![false; cat.len()];
@@ -214,13 +217,83 @@ fn candidate_sessions(s: &Search<'_>, index: &Index) -> Result<Option<Vec<bool>>
             }
         }
     };
-    for t in terms {
-        mark(cat.sessions_with(t).map_err(ce)?);
+    if *fuzzy {
+        let set = fst::Set::from(cat.terms().map_err(ce)?.into_fst());
+        let mut groups = Vec::with_capacity(terms.len());
+        for t in terms {
+            let ex = fuzzy::expand(&set, t, &FuzzyOptions::default());
+            if ex.truncated {
+                // A shard's own expansion may keep terms this one cut.
+                return Ok(None);
+            }
+            let group: Vec<String> = ex.terms.into_iter().map(|f| f.term).collect();
+            for term in &group {
+                mark(cat.sessions_with(term).map_err(ce)?);
+            }
+            groups.push(group);
+        }
+        s.fuzzy_groups = Some(groups);
+    } else {
+        for t in terms {
+            mark(cat.sessions_with(t).map_err(ce)?);
+        }
     }
     if let Some(key) = s.px.id_key() {
         mark(cat.sessions_with_id_key(&key).map_err(ce)?);
     }
     Ok(Some(out))
+}
+
+/// Terms a phrase's last token may begin that the narrowing looks up at most.
+const PHRASE_PREFIX_TERMS: usize = 2_000;
+
+/// Sessions that can hold an ASCII phrase of two or more tokens: every inner token is one of
+/// their terms and the last token begins one (a phrase matches inside text, so the first
+/// token may end a longer term and the last may begin one). A match of an ASCII phrase is
+/// ASCII text whose tokens are the phrase's, so no session outside loses a match; other
+/// phrases (Unicode case and normal forms differ between phrase and tokenizer) and
+/// one-token phrases (any substring) are not narrowed.
+fn phrase_sessions(
+    cat: &sessiondex_core::catalog::Catalog<crate::index::Bytes>,
+    tokens: &[String],
+    phrase: &str,
+) -> Result<Option<Vec<bool>>, Error> {
+    use fst::{IntoStreamer, Streamer};
+    let (Some((last, inner)), true) = (tokens.split_last(), phrase.is_ascii()) else {
+        return Ok(None);
+    };
+    if inner.is_empty() {
+        return Ok(None);
+    }
+    let mut need: Vec<Vec<u32>> = Vec::with_capacity(tokens.len());
+    for t in &inner[1..] {
+        need.push(cat.sessions_with(t).map_err(ce)?);
+    }
+    let map = cat.terms().map_err(ce)?;
+    let mut upper = last.as_bytes().to_vec();
+    upper.push(0xff);
+    let mut stream = map.range().ge(last.as_bytes()).lt(&upper).into_stream();
+    let mut with_last: Vec<u32> = Vec::new();
+    let mut seen = 0usize;
+    while let Some((_, ord)) = stream.next() {
+        seen += 1;
+        if seen > PHRASE_PREFIX_TERMS {
+            return Ok(None);
+        }
+        with_last.extend(cat.sessions_at(ord).map_err(ce)?);
+    }
+    need.push(with_last);
+    let mut count = vec![0usize; cat.len()];
+    for list in &mut need {
+        list.sort_unstable();
+        list.dedup();
+        for &i in list.iter() {
+            if let Some(c) = count.get_mut(i as usize) {
+                *c += 1;
+            }
+        }
+    }
+    Ok(Some(count.into_iter().map(|c| c == need.len()).collect()))
 }
 
 impl Search<'_> {
@@ -334,25 +407,39 @@ impl Search<'_> {
             }
             Matcher::Terms { terms, fuzzy } => {
                 let ng = terms.len();
-                let groups: Vec<Vec<String>> = if *fuzzy {
-                    let set = fst::Set::from(shard.terms().map_err(ce)?.into_fst());
-                    let mut out = Vec::with_capacity(ng);
-                    for t in terms {
-                        let ex = fuzzy::expand(&set, t, &FuzzyOptions::default());
-                        if ex.truncated {
-                            self.coverage.add_reason(reason::FUZZY_EXPANSION_LIMIT);
-                        }
-                        out.push(ex.terms.into_iter().map(|f| f.term).collect());
-                    }
-                    out
+                let own: Vec<Vec<String>>;
+                // Taken for the shard and put back below (an error ends the call anyway).
+                let shared_groups = self.fuzzy_groups.take();
+                let groups: &[Vec<String>] = if let Some(g) = &shared_groups {
+                    g
                 } else {
-                    terms.iter().map(|t| vec![t.clone()]).collect()
+                    own = if *fuzzy {
+                        let set = fst::Set::from(shard.terms().map_err(ce)?.into_fst());
+                        let mut out = Vec::with_capacity(ng);
+                        for t in terms {
+                            let ex = fuzzy::expand(&set, t, &FuzzyOptions::default());
+                            if ex.truncated {
+                                self.coverage.add_reason(reason::FUZZY_EXPANSION_LIMIT);
+                            }
+                            out.push(ex.terms.into_iter().map(|f| f.term).collect());
+                        }
+                        out
+                    } else {
+                        terms.iter().map(|t| vec![t.clone()]).collect()
+                    };
+                    &own
                 };
+                let shared = shared_groups.is_some();
                 let mut tfs: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
                 for (g, group) in groups.iter().enumerate() {
                     for term in group {
-                        self.highlight.insert(term.clone());
-                        for p in shard.postings(term).map_err(ce)? {
+                        let mut postings = shard.postings(term).map_err(ce)?.peekable();
+                        // A shared expansion holds terms this shard lacks: only its own
+                        // terms are highlighted, as with the shard's own expansion.
+                        if !shared || postings.peek().is_some() {
+                            self.highlight.insert(term.clone());
+                        }
+                        for p in postings {
                             if mask.get(p.entry as usize).copied().unwrap_or(false) {
                                 tfs.entry(p.entry).or_insert_with(|| vec![0; ng])[g] += p.tf;
                             }
@@ -366,7 +453,7 @@ impl Search<'_> {
                         let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
                         crate::fields::Parts::of(&e).map_err(ce)?.restrict(
                             self.px.groups,
-                            &groups,
+                            groups,
                             &tf,
                         )
                     };
@@ -387,6 +474,7 @@ impl Search<'_> {
                         self.push_entry(c);
                     }
                 }
+                self.fuzzy_groups = shared_groups;
             }
             Matcher::Phrase { phrase, .. } => {
                 let mut found = Vec::new();
@@ -759,6 +847,7 @@ pub fn recall(
         budget: HaystackBudget::new(&opts.regex),
         regex_stopped: false,
         px: precision::Precision::new(&v),
+        fuzzy_groups: None,
     };
     let lexical = !matches!(s.matcher, Matcher::None);
     let mut slots: Vec<Slot> = Vec::new();
@@ -821,7 +910,7 @@ pub fn recall(
                     .then_with(|| entries[a].identity.path.cmp(&entries[b].identity.path))
             });
             s.coverage.eligible_sessions = list.len() as u64;
-            let cands = candidate_sessions(&s, index)?;
+            let cands = candidate_sessions(&mut s, index)?;
             let mut cold_seen = 0usize;
             let mut skipped_cold = 0u64;
             for i in list {
@@ -1187,7 +1276,7 @@ mod prefilter_tests {
 
     use super::{recall, QueryContext};
     use crate::memory::{MemoryConfig, MemoryIndex};
-    use crate::request::{QueryMatch, RecallRequest, Scope};
+    use crate::request::{QueryMatch, QueryMode, RecallRequest, Scope};
 
     thread_local! {
         pub(super) static EXHAUSTIVE: Cell<bool> = const { Cell::new(false) };
@@ -1242,8 +1331,18 @@ mod prefilter_tests {
             k += 1;
         }
         let mut queries: Vec<(String, QueryMatch)> = Vec::new();
+        let mut fuzzy: Vec<(String, QueryMatch)> = Vec::new();
         for (i, t) in terms.iter().enumerate() {
             queries.push((t.clone(), QueryMatch::Any));
+            if i % 2 == 0 {
+                // The term itself and a typo of it (last character replaced).
+                let mut typo: Vec<char> = t.chars().collect();
+                if let Some(c) = typo.last_mut() {
+                    *c = if *c == 'x' { 'y' } else { 'x' };
+                }
+                fuzzy.push((t.clone(), QueryMatch::Any));
+                fuzzy.push((typo.into_iter().collect(), QueryMatch::Any));
+            }
             if let Some(u) = terms.get(i * 7 % terms.len()) {
                 queries.push((format!("{t} {u}"), QueryMatch::Any));
                 queries.push((format!("{t} {u}"), QueryMatch::All));
@@ -1273,12 +1372,40 @@ mod prefilter_tests {
                 }
             }
         }
+        // Phrases: runs of 2-4 words of stored texts, cut inside words too, and a
+        // non-ASCII one (not narrowed).
+        let mut phrases: Vec<(String, QueryMatch)> = Vec::new();
+        for i in 0..index.entries().len() {
+            if let Some(h) = index.hot(i).unwrap() {
+                for e in h.entries() {
+                    let text = e.text().unwrap();
+                    let words: Vec<&str> = text.split_whitespace().collect();
+                    for (k, w) in words.windows(4).enumerate().step_by(3) {
+                        let n = 2 + k % 3;
+                        let mut p = w[..n].join(" ");
+                        if k % 2 == 1 && p.is_ascii() && p.len() > 4 {
+                            p = p[1..p.len() - 1].to_owned();
+                        }
+                        phrases.push((p, QueryMatch::Any));
+                    }
+                }
+            }
+        }
+        phrases.push(("Timeout again".into(), QueryMatch::Any));
+        phrases.push(("zzzabsent timeout".into(), QueryMatch::Any));
+        phrases.push(("日本語 テキスト".into(), QueryMatch::Any));
         queries.push(("zzzabsentzzz".into(), QueryMatch::Any));
         queries.push(("zzzabsentzzz timeout".into(), QueryMatch::All));
         let mut narrowed = 0;
-        for (q, matching) in &queries {
+        let modes = queries
+            .iter()
+            .map(|q| (q, QueryMode::Literal))
+            .chain(fuzzy.iter().map(|q| (q, QueryMode::Fuzzy)))
+            .chain(phrases.iter().map(|q| (q, QueryMode::Phrase)));
+        for ((q, matching), mode) in modes {
             let req = RecallRequest {
                 query: Some(q.clone()),
+                query_mode: Some(mode),
                 query_match: Some(*matching),
                 scope: Some(Scope::Global),
                 page_size: Some(50),
@@ -1291,7 +1418,7 @@ mod prefilter_tests {
             assert_eq!(
                 serde_json::to_value(&fast).unwrap(),
                 serde_json::to_value(&slow).unwrap(),
-                "query {q:?} {matching:?}"
+                "query {q:?} {matching:?} {mode:?}"
             );
             if fast
                 .hits
@@ -1305,6 +1432,8 @@ mod prefilter_tests {
             }
         }
         assert!(queries.len() > 200, "{} queries", queries.len());
+        assert!(fuzzy.len() > 50, "{} fuzzy queries", fuzzy.len());
+        assert!(phrases.len() > 50, "{} phrases", phrases.len());
         assert!(
             narrowed > queries.len() / 2,
             "{narrowed} of {}",
