@@ -24,7 +24,7 @@
 use std::ops::Range;
 
 use rkyv::{Archive, Serialize};
-use sessiondex_source::{Branches, SessionLink};
+use sessiondex_source::{Branches, Outcome, SessionLink};
 
 use crate::error::{Error, Result};
 use crate::format::{self, Aligned, Col, FileKind, StrCol, StrTableBuilder};
@@ -385,12 +385,29 @@ fn key_set(keys: std::collections::BTreeSet<String>) -> Result<fst::Set<Vec<u8>>
     Ok(fst::Set::new(bytes)?)
 }
 
+/// The key, in the catalog's id map, of a structural value one of a session's records has:
+/// `field` is `role`, `tool`, `ref`, `provider`, `action` or `outcome`. It begins with a NUL,
+/// which no id key of a real id does (were one to, a lookup would only open a session more).
+#[must_use]
+pub fn field_key(field: &str, value: &str) -> String {
+    format!("\0{field}\0{value}")
+}
+
+fn add_fields(keys: &mut std::collections::BTreeSet<String>, fields: [(&str, Option<&str>); 6]) {
+    for (f, v) in fields {
+        if let Some(v) = v {
+            keys.insert(field_key(f, v));
+        }
+    }
+}
+
 /// What one session adds to the catalog besides its metadata.
 #[derive(Debug, Default)]
 pub struct SessionTerms {
     /// Its vocabulary: every term its index file posts.
     pub vocabulary: Option<fst::Set<Vec<u8>>>,
-    /// The [`id_key`]s of its session id, entry ids and operation addresses, as a set (a
+    /// The [`id_key`]s of its session id, entry ids and operation addresses and the
+    /// [`field_key`]s of its records' structural values, as a set (a
     /// sync holds one per session until the catalog is written: an FST keeps that small).
     pub id_keys: Option<fst::Set<Vec<u8>>>,
     /// A hot session's entry count (0 for a cold one).
@@ -413,6 +430,17 @@ impl SessionTerms {
             if let Some(a) = e.operation_address()? {
                 id_keys.insert(id_key(a));
             }
+            add_fields(
+                &mut id_keys,
+                [
+                    ("role", e.role()?),
+                    ("tool", e.tool()?),
+                    ("ref", e.reference()?),
+                    ("provider", e.provider()?),
+                    ("action", e.action()?),
+                    ("outcome", e.outcome()?.map(Outcome::as_str)),
+                ],
+            );
         }
         Ok(SessionTerms {
             vocabulary: Some(shard.vocabulary_owned()?),
@@ -438,6 +466,17 @@ impl SessionTerms {
             if let Some(a) = t.operation_address()? {
                 id_keys.insert(id_key(a));
             }
+            add_fields(
+                &mut id_keys,
+                [
+                    ("role", t.role()?),
+                    ("tool", t.tool()?),
+                    ("ref", t.reference()?),
+                    ("provider", t.provider()?),
+                    ("action", t.action()?),
+                    ("outcome", t.outcome()?.map(Outcome::as_str)),
+                ],
+            );
         }
         Ok(SessionTerms {
             vocabulary: Some(digest.vocabulary_owned()?),

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use proptest::prelude::*;
 use sessiondex_core::catalog::{
-    id_key, Catalog, CatalogBuilder, CatalogEntry, SessionTerms, SourceIdentity, Tier,
+    field_key, id_key, Catalog, CatalogBuilder, CatalogEntry, SessionTerms, SourceIdentity, Tier,
 };
 use sessiondex_core::cold::{self, ColdDigest, Field};
 use sessiondex_core::format::{self, FileKind};
@@ -785,6 +785,17 @@ fn catalog_maps_hot_and_cold_terms_ids_and_hot_totals() {
     assert_eq!(cat.sessions_with_id_key("a1/0").unwrap(), [0, 1, 2, 3]);
     assert_eq!(
         cat.sessions_with_id_key("nothing").unwrap(),
+        Vec::<u32>::new()
+    );
+    // Structural values of records: field keys, in the same map.
+    assert_eq!(
+        cat.sessions_with_id_key(&field_key("outcome", "failed"))
+            .unwrap(),
+        [0, 1, 2, 3]
+    );
+    assert_eq!(
+        cat.sessions_with_id_key(&field_key("tool", "no_such_tool"))
+            .unwrap(),
         Vec::<u32>::new()
     );
     // The id keys stay out of the term map.

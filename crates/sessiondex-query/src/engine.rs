@@ -140,6 +140,9 @@ struct Search<'a> {
     /// Fuzzy expansions of the query terms over the catalog's merged vocabulary, when none
     /// was cut by the cap: each shard's own expansion is this restricted to its terms.
     fuzzy_groups: Option<Vec<Vec<String>>>,
+    /// The candidate sessions are those with records passing structural filters: a session
+    /// left out adds nothing to the BM25 statistics (not its totals).
+    filtered: bool,
 }
 
 fn eq(want: Option<&String>, got: Option<&str>) -> bool {
@@ -197,7 +200,13 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
     let Some(cat) = index.catalog() else {
         return Ok(None);
     };
-    if !no_entry_filters(s.v) || !s.px.groups.is_all() || cat.len() != index.entries().len() {
+    if !s.px.groups.is_all() || cat.len() != index.entries().len() {
+        return Ok(None);
+    }
+    if s.v.entry_range.is_none() && !has_time(s.v) && has_structural(s.v) {
+        return Ok(Some(structural_sessions(s, cat)?));
+    }
+    if !no_entry_filters(s.v) {
         return Ok(None);
     }
     if let Matcher::Phrase { tokens, phrase } = &s.matcher {
@@ -242,6 +251,47 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
         mark(cat.sessions_with_id_key(&key).map_err(ce)?);
     }
     Ok(Some(out))
+}
+
+/// With structural filters (any query mode): the sessions holding a record with every
+/// requested value (the catalog's field keys), and the sessions an id query's key names.
+/// Any other session has no entry that passes the filters, so it adds nothing to the page or
+/// to the BM25 statistics (`Search::filtered` tells the caller not to add its totals).
+fn structural_sessions(
+    s: &mut Search<'_>,
+    cat: &sessiondex_core::catalog::Catalog<crate::index::Bytes>,
+) -> Result<Vec<bool>, Error> {
+    use sessiondex_core::catalog::field_key;
+    let r = &s.v.request;
+    let fields = [
+        ("role", r.role.as_deref()),
+        ("tool", r.tool.as_deref()),
+        ("ref", r.reference.as_deref()),
+        ("provider", r.provider.as_deref()),
+        ("action", r.action.as_deref()),
+        ("outcome", r.outcome.map(Outcome::as_str)),
+    ];
+    let mut count = vec![0usize; cat.len()];
+    let mut need = 0;
+    for (f, v) in fields {
+        let Some(v) = v else { continue };
+        need += 1;
+        for i in cat.sessions_with_id_key(&field_key(f, v)).map_err(ce)? {
+            if let Some(c) = count.get_mut(i as usize) {
+                *c += 1;
+            }
+        }
+    }
+    let mut out: Vec<bool> = count.into_iter().map(|c| c == need).collect();
+    if let Some(key) = s.px.id_key() {
+        for i in cat.sessions_with_id_key(&key).map_err(ce)? {
+            if let Some(m) = out.get_mut(i as usize) {
+                *m = true;
+            }
+        }
+    }
+    s.filtered = true;
+    Ok(out)
 }
 
 /// Terms a phrase's last token may begin that the narrowing looks up at most.
@@ -848,6 +898,7 @@ pub fn recall(
         regex_stopped: false,
         px: precision::Precision::new(&v),
         fuzzy_groups: None,
+        filtered: false,
     };
     let lexical = !matches!(s.matcher, Matcher::None);
     let mut slots: Vec<Slot> = Vec::new();
@@ -929,6 +980,11 @@ pub fn recall(
                 let skip = cands
                     .as_ref()
                     .is_some_and(|c| !c.get(i).copied().unwrap_or(true));
+                if skip && !cold && s.filtered {
+                    // No record with the requested values: no entry passes the filters.
+                    s.coverage.indexed_sessions += 1;
+                    continue;
+                }
                 if skip && !cold {
                     // Holds no query term and no id with the query's key: its entries
                     // count in the BM25 statistics, read from the catalog.
@@ -1272,7 +1328,7 @@ mod prefilter_tests {
     use std::path::Path;
 
     use fst::Streamer;
-    use sessiondex_source::Branches;
+    use sessiondex_source::{Branches, Outcome};
 
     use super::{recall, QueryContext};
     use crate::memory::{MemoryConfig, MemoryIndex};
@@ -1396,6 +1452,72 @@ mod prefilter_tests {
         phrases.push(("日本語 テキスト".into(), QueryMatch::Any));
         queries.push(("zzzabsentzzz".into(), QueryMatch::Any));
         queries.push(("zzzabsentzzz timeout".into(), QueryMatch::All));
+        // Structural filters, alone and with a term, an id or a phrase.
+        let mut tools = std::collections::BTreeSet::new();
+        for i in 0..index.entries().len() {
+            if let Some(h) = index.hot(i).unwrap() {
+                tools.extend(
+                    h.entries()
+                        .filter_map(|e| e.tool().unwrap().map(str::to_owned)),
+                );
+            }
+            if let Some(d) = index.cold(i).unwrap() {
+                tools.extend(
+                    (0..d.tuple_count())
+                        .filter_map(|o| d.tuple(o).and_then(|t| t.tool().unwrap()))
+                        .map(str::to_owned),
+                );
+            }
+        }
+        assert!(tools.len() >= 3, "{tools:?}");
+        let mut filtered: Vec<RecallRequest> = Vec::new();
+        let words = [None, Some("timeout"), Some("error"), Some("ZETA-999")];
+        for tool in tools.iter().map(Some).chain([None]) {
+            for outcome in [None, Some(Outcome::Failed), Some(Outcome::Succeeded)] {
+                for role in [None, Some("user"), Some("tool")] {
+                    if tool.is_none() && outcome.is_none() && role.is_none() {
+                        continue;
+                    }
+                    for q in words {
+                        filtered.push(RecallRequest {
+                            query: q.map(str::to_owned),
+                            tool: tool.cloned(),
+                            outcome,
+                            role: role.map(str::to_owned),
+                            ..RecallRequest::default()
+                        });
+                    }
+                }
+            }
+        }
+        filtered.push(RecallRequest {
+            query: Some("flaky timeout".into()),
+            query_mode: Some(QueryMode::Phrase),
+            outcome: Some(Outcome::Failed),
+            ..RecallRequest::default()
+        });
+        filtered.push(RecallRequest {
+            query: Some("absent-tool".into()),
+            tool: Some("no_such_tool".into()),
+            ..RecallRequest::default()
+        });
+        for req in &filtered {
+            let req = RecallRequest {
+                scope: Some(Scope::Global),
+                page_size: Some(50),
+                ..req.clone()
+            };
+            let fast = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+            EXHAUSTIVE.with(|c| c.set(true));
+            let slow = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+            EXHAUSTIVE.with(|c| c.set(false));
+            assert_eq!(
+                serde_json::to_value(&fast).unwrap(),
+                serde_json::to_value(&slow).unwrap(),
+                "{req:?}"
+            );
+        }
+        assert!(filtered.len() > 30, "{} filtered requests", filtered.len());
         let mut narrowed = 0;
         let modes = queries
             .iter()
