@@ -212,6 +212,9 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
     if let Matcher::Phrase { tokens, phrase } = &s.matcher {
         return phrase_sessions(cat, tokens, phrase.as_str());
     }
+    if let Matcher::Regex(re) = &s.matcher {
+        return regex_sessions(cat, re);
+    }
     let Matcher::Terms { terms, fuzzy } = &s.matcher else {
         return Ok(None);
     };
@@ -292,6 +295,36 @@ fn structural_sessions(
     }
     s.filtered = true;
     Ok(out)
+}
+
+/// Sessions that can hold a match of a regex that never crosses a token boundary and never
+/// matches empty text: such a match is a run of term characters, so it lies in one token, and
+/// the token's term (the same characters lowered; the pattern ignores case) matches too. The
+/// one character whose lowercase is two characters, `İ` (`i` and U+0307), can change word
+/// boundaries: sessions with a term holding U+0307 are always searched. Any other regex is not
+/// narrowed. Costs one pass over the merged vocabulary.
+fn regex_sessions(
+    cat: &sessiondex_core::catalog::Catalog<crate::index::Bytes>,
+    re: &CompiledRegex,
+) -> Result<Option<Vec<bool>>, Error> {
+    use fst::Streamer;
+    if re.can_span_tokens() || re.is_match_term(b"") {
+        return Ok(None);
+    }
+    let map = cat.terms().map_err(ce)?;
+    let mut stream = map.stream();
+    let mut out = vec![false; cat.len()];
+    while let Some((term, ord)) = stream.next() {
+        let dotted = term.windows(2).any(|w| w == [0xcc, 0x87]);
+        if dotted || re.is_match_term(term) {
+            for i in cat.sessions_at(ord).map_err(ce)? {
+                if let Some(m) = out.get_mut(i as usize) {
+                    *m = true;
+                }
+            }
+        }
+    }
+    Ok(Some(out))
 }
 
 /// Terms a phrase's last token may begin that the narrowing looks up at most.
@@ -1369,6 +1402,19 @@ mod prefilter_tests {
             hot_sessions: Some(5),
             ..MemoryConfig::default()
         });
+        // `İ` lowers to two characters (`i`, U+0307): terms holding U+0307 are always
+        // searched by a narrowed regex.
+        all.push((
+            "dotted.jsonl".into(),
+            concat!(
+                r#"{"type":"session","version":3,"id":"dotted","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#,
+                "\n",
+                r#"{"type":"message","id":"d1","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"zqdotİbar in İstanbul"}}"#,
+                "\n"
+            )
+            .as_bytes()
+            .to_vec(),
+        ));
         for (name, bytes) in &all {
             m.add_file(name, bytes).unwrap();
         }
@@ -1450,6 +1496,37 @@ mod prefilter_tests {
         phrases.push(("Timeout again".into(), QueryMatch::Any));
         phrases.push(("zzzabsent timeout".into(), QueryMatch::Any));
         phrases.push(("日本語 テキスト".into(), QueryMatch::Any));
+        // Regexes: term prefixes and suffixes, classes, boundaries, one that spans tokens
+        // and one that matches empty text (neither narrowed).
+        let mut regexes: Vec<(String, QueryMatch)> = Vec::new();
+        for (i, t) in terms.iter().enumerate() {
+            let chars: Vec<char> = t.chars().collect();
+            if chars.len() < 3 || !t.chars().all(|c| c.is_ascii_alphanumeric()) {
+                continue;
+            }
+            let head: String = chars[..3].iter().collect();
+            let tail: String = chars[chars.len() - 3..].iter().collect();
+            let r = match i % 4 {
+                0 => format!("{head}[a-z0-9]*"),
+                1 => format!("[a-z]+{tail}\\b"),
+                2 => format!("\\b{head}"),
+                _ => format!("{}\\w", &head[..2]),
+            };
+            regexes.push((r, QueryMatch::Any));
+        }
+        for r in [
+            "time.?out",
+            "TIMEOUT",
+            "t[i1]meout",
+            "x*",
+            "a b",
+            "[0-9]{3,}",
+            "é",
+            "zqdot\\b",
+            "İstanbul",
+        ] {
+            regexes.push((r.into(), QueryMatch::Any));
+        }
         queries.push(("zzzabsentzzz".into(), QueryMatch::Any));
         queries.push(("zzzabsentzzz timeout".into(), QueryMatch::All));
         // Structural filters, alone and with a term, an id or a phrase.
@@ -1523,7 +1600,8 @@ mod prefilter_tests {
             .iter()
             .map(|q| (q, QueryMode::Literal))
             .chain(fuzzy.iter().map(|q| (q, QueryMode::Fuzzy)))
-            .chain(phrases.iter().map(|q| (q, QueryMode::Phrase)));
+            .chain(phrases.iter().map(|q| (q, QueryMode::Phrase)))
+            .chain(regexes.iter().map(|q| (q, QueryMode::Regex)));
         for ((q, matching), mode) in modes {
             let req = RecallRequest {
                 query: Some(q.clone()),
@@ -1553,9 +1631,22 @@ mod prefilter_tests {
                 narrowed += 1;
             }
         }
+        // The dotted session is indexed (the regexes below compare both ways).
+        for (r, mode) in [("zqdotİbar", QueryMode::Literal)] {
+            let req = RecallRequest {
+                query: Some(r.into()),
+                query_mode: Some(mode),
+                scope: Some(Scope::Global),
+                ..RecallRequest::default()
+            };
+            let page = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+            let files: Vec<&str> = page.hits.iter().map(|h| h.file.as_str()).collect();
+            assert_eq!(files, ["dotted.jsonl"], "{r}");
+        }
         assert!(queries.len() > 200, "{} queries", queries.len());
         assert!(fuzzy.len() > 50, "{} fuzzy queries", fuzzy.len());
         assert!(phrases.len() > 50, "{} phrases", phrases.len());
+        assert!(regexes.len() > 50, "{} regexes", regexes.len());
         assert!(
             narrowed > queries.len() / 2,
             "{narrowed} of {}",
