@@ -143,6 +143,8 @@ struct Search<'a> {
     /// The candidate sessions are those with records passing structural filters: a session
     /// left out adds nothing to the BM25 statistics (not its totals).
     filtered: bool,
+    /// The regex terms the narrowing pass found, reused by the cold pass.
+    regex_terms: Option<RegexTerms>,
 }
 
 fn eq(want: Option<&String>, got: Option<&str>) -> bool {
@@ -213,7 +215,11 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
         return phrase_sessions(cat, tokens, phrase.as_str());
     }
     if let Matcher::Regex(re) = &s.matcher {
-        return regex_sessions(cat, re);
+        let Some((sessions, terms)) = regex_sessions(cat, re)? else {
+            return Ok(None);
+        };
+        s.regex_terms = Some(terms);
+        return Ok(Some(sessions));
     }
     let Matcher::Terms { terms, fuzzy } = &s.matcher else {
         return Ok(None);
@@ -306,7 +312,7 @@ fn structural_sessions(
 fn regex_sessions(
     cat: &sessiondex_core::catalog::Catalog<crate::index::Bytes>,
     re: &CompiledRegex,
-) -> Result<Option<Vec<bool>>, Error> {
+) -> Result<Option<(Vec<bool>, RegexTerms)>, Error> {
     use fst::Streamer;
     if re.can_span_tokens() || re.is_match_term(b"") {
         return Ok(None);
@@ -314,9 +320,16 @@ fn regex_sessions(
     let map = cat.terms().map_err(ce)?;
     let mut stream = map.stream();
     let mut out = vec![false; cat.len()];
+    let mut found = Vec::new();
+    let mut since = 0usize;
     while let Some((term, ord)) = stream.next() {
-        let dotted = term.windows(2).any(|w| w == [0xcc, 0x87]);
-        if dotted || re.is_match_term(term) {
+        since += term.len();
+        let matched = re.is_match_term(term);
+        if matched {
+            found.push((since, String::from_utf8_lossy(term).into_owned(), ord));
+            since = 0;
+        }
+        if matched || term.windows(2).any(|w| w == [0xcc, 0x87]) {
             for i in cat.sessions_at(ord).map_err(ce)? {
                 if let Some(m) = out.get_mut(i as usize) {
                     *m = true;
@@ -324,8 +337,13 @@ fn regex_sessions(
             }
         }
     }
-    Ok(Some(out))
+    Ok(Some((out, (found, since))))
 }
+
+/// Terms of the merged vocabulary a regex matches, each with the term bytes streamed since
+/// the previous one (itself included), and the bytes after the last: what the cold pass over
+/// the same terms would have read, charged to the haystack budget in the same order.
+type RegexTerms = (Vec<(usize, String, u64)>, usize);
 
 /// Terms a phrase's last token may begin that the narrowing looks up at most.
 const PHRASE_PREFIX_TERMS: usize = 2_000;
@@ -720,6 +738,25 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                 }
             }
         }
+        Matcher::Regex(_) if s.regex_terms.is_some() => {
+            // The narrowing pass found the matching terms already; charge the budget as a
+            // pass over every term would (the bytes before each matching term, then the rest).
+            let (found, trailing) = s.regex_terms.take().unwrap_or_default();
+            let mut stopped = false;
+            for (bytes, term, ord) in found {
+                if !s.budget.charge(bytes) {
+                    s.coverage.add_reason(reason::REGEX_HAYSTACK_BUDGET);
+                    stopped = true;
+                    break;
+                }
+                for sess in cat.sessions_at(ord).map_err(ce)? {
+                    note(&mut out, sess, 0, &term);
+                }
+            }
+            if !stopped && trailing > 0 && !s.budget.charge(trailing) {
+                s.coverage.add_reason(reason::REGEX_HAYSTACK_BUDGET);
+            }
+        }
         Matcher::Regex(re) => {
             let map = cat.terms().map_err(ce)?;
             let mut stream = map.stream();
@@ -932,6 +969,7 @@ pub fn recall(
         px: precision::Precision::new(&v),
         fuzzy_groups: None,
         filtered: false,
+        regex_terms: None,
     };
     let lexical = !matches!(s.matcher, Matcher::None);
     let mut slots: Vec<Slot> = Vec::new();
