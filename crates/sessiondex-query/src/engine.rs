@@ -345,6 +345,62 @@ fn regex_sessions(
 /// the same terms would have read, charged to the haystack budget in the same order.
 type RegexTerms = (Vec<(usize, String, u64)>, usize);
 
+/// Inside a hot shard, the entries that can hold an ASCII phrase of two or more tokens (the
+/// rule of [`phrase_sessions`] applied to the shard's postings); `None` when every entry is
+/// to be scanned.
+fn phrase_entries(
+    shard: &HotShard<Bytes>,
+    tokens: &[String],
+    phrase: &str,
+) -> Result<Option<Vec<bool>>, Error> {
+    use fst::{IntoStreamer, Streamer};
+    #[cfg(test)]
+    if prefilter_tests::EXHAUSTIVE.with(std::cell::Cell::get) {
+        return Ok(None);
+    }
+    let (Some((last, inner)), true) = (tokens.split_last(), phrase.is_ascii()) else {
+        return Ok(None);
+    };
+    if inner.is_empty() {
+        return Ok(None);
+    }
+    let n = shard.entry_count();
+    let mut count = vec![0usize; n];
+    let mut need = 0;
+    let mut seen = vec![false; n];
+    for t in &inner[1..] {
+        need += 1;
+        for p in shard.postings(t).map_err(ce)? {
+            if let Some(c) = count.get_mut(p.entry as usize) {
+                *c += 1;
+            }
+        }
+    }
+    let map = shard.terms().map_err(ce)?;
+    let mut upper = last.as_bytes().to_vec();
+    upper.push(0xff);
+    let mut stream = map.range().ge(last.as_bytes()).lt(&upper).into_stream();
+    let mut terms = 0usize;
+    while let Some((_, ord)) = stream.next() {
+        terms += 1;
+        if terms > PHRASE_PREFIX_TERMS {
+            return Ok(None);
+        }
+        for p in shard.postings_at(ord).map_err(ce)? {
+            if let Some(s) = seen.get_mut(p.entry as usize) {
+                *s = true;
+            }
+        }
+    }
+    Ok(Some(
+        count
+            .iter()
+            .zip(&seen)
+            .map(|(&c, &s)| s && c == need)
+            .collect(),
+    ))
+}
+
 /// Terms a phrase's last token may begin that the narrowing looks up at most.
 const PHRASE_PREFIX_TERMS: usize = 2_000;
 
@@ -577,10 +633,22 @@ impl Search<'_> {
                 }
                 self.fuzzy_groups = shared_groups;
             }
-            Matcher::Phrase { phrase, .. } => {
+            Matcher::Phrase { phrase, tokens } => {
+                let cand = phrase_entries(shard, tokens, phrase.as_str())?;
                 let mut found = Vec::new();
                 for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
                     let e = shard.entry(i).ok_or_else(corrupt)?;
+                    if cand
+                        .as_ref()
+                        .is_some_and(|c| !c.get(i).copied().unwrap_or(true))
+                    {
+                        // Cannot hold the phrase, also not past its cut (every token is
+                        // posted); a cut entry still says so, as a scan of it would.
+                        if e.truncated() {
+                            self.coverage.add_reason(reason::MAX_ENTRY_CHARS);
+                        }
+                        continue;
+                    }
                     let p = crate::fields::Parts::of(&e).map_err(ce)?;
                     let mut count = 0;
                     if p.text_allowed(self.px.groups) {
