@@ -396,6 +396,16 @@ impl NormalizedText {
     /// Normalizes `text` (see the module docs).
     #[must_use]
     pub fn new(text: &str) -> NormalizedText {
+        Self::build(text, true)
+    }
+
+    /// The normal form alone, without the map back to the original bytes (half the work,
+    /// for counting matches).
+    fn text_only(text: &str) -> String {
+        Self::build(text, false).text
+    }
+
+    fn build(text: &str, with_map: bool) -> NormalizedText {
         if text.is_ascii() && !has_collapsible_space(text) {
             return NormalizedText {
                 text: text.to_ascii_lowercase(),
@@ -403,7 +413,7 @@ impl NormalizedText {
             };
         }
         let mut out = String::with_capacity(text.len());
-        let mut map: Vec<(u32, u32)> = Vec::with_capacity(text.len());
+        let mut map: Vec<(u32, u32)> = Vec::with_capacity(if with_map { text.len() } else { 0 });
         let offset = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
         let mut chars = text.char_indices().peekable();
         while let Some((start, c)) = chars.next() {
@@ -417,7 +427,9 @@ impl NormalizedText {
                     chars.next();
                 }
                 out.push(' ');
-                map.push((offset(start), offset(end)));
+                if with_map {
+                    map.push((offset(start), offset(end)));
+                }
                 continue;
             }
             let mut end = start + c.len_utf8();
@@ -434,7 +446,9 @@ impl NormalizedText {
             if c.is_ascii() && end == start + 1 {
                 // An ASCII character without combining marks is its own NFKC form.
                 out.push(c.to_ascii_lowercase());
-                map.push((offset(start), offset(end)));
+                if with_map {
+                    map.push((offset(start), offset(end)));
+                }
                 continue;
             }
             let before = out.len();
@@ -447,8 +461,10 @@ impl NormalizedText {
                     }
                 }
             }
-            for _ in before..out.len() {
-                map.push((offset(start), offset(end)));
+            if with_map {
+                for _ in before..out.len() {
+                    map.push((offset(start), offset(end)));
+                }
             }
         }
         NormalizedText { text: out, map }
@@ -518,6 +534,16 @@ impl Phrase {
         text.as_str().contains(&self.needle)
     }
 
+    /// The number of non-overlapping matches in `text`, at most `max`: the length of
+    /// [`Phrase::spans`] without mapping matches back to the original bytes.
+    #[must_use]
+    pub fn count(&self, text: &str, max: usize) -> usize {
+        NormalizedText::text_only(text)
+            .match_indices(&self.needle)
+            .take(max)
+            .count()
+    }
+
     /// Non-overlapping matches as byte ranges of the original `text`, at most `max`.
     #[must_use]
     pub fn spans(&self, text: &str, max: usize) -> Vec<Range<usize>> {
@@ -571,6 +597,25 @@ pub fn term_spans(text: &str, terms: &QueryTerms, max: usize) -> Vec<Range<usize
 #[allow(clippy::single_range_in_vec_init, clippy::reversed_empty_ranges)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn phrase_count_is_the_number_of_spans() {
+        let texts = [
+            "Flaky timeout, flaky  timeout\n\tflaky timeout",
+            "ｆｌａｋｙ timeout and FLAKY\u{a0}TIMEOUT",
+            "cafe\u{301} flaky timeout ﬁ flaky timeout",
+            "no match here",
+            "",
+        ];
+        let p = Phrase::new("flaky timeout").unwrap();
+        for t in texts {
+            for max in [0, 1, 2, 100] {
+                assert_eq!(p.count(t, max), p.spans(t, max).len(), "{t:?} {max}");
+            }
+        }
+        assert_eq!(p.count(texts[0], 100), 3);
+        assert_eq!(p.count(texts[1], 100), 2);
+    }
 
     #[test]
     fn weights_follow_the_table() {

@@ -652,10 +652,10 @@ impl Search<'_> {
                     let p = crate::fields::Parts::of(&e).map_err(ce)?;
                     let mut count = 0;
                     if p.text_allowed(self.px.groups) {
-                        count += phrase.spans(p.text, MAX_SPANS).len();
+                        count += phrase.count(p.text, MAX_SPANS);
                     }
                     if let (true, Some(th)) = (p.thinking_allowed(self.px.groups), p.thinking) {
-                        count += phrase.spans(th, MAX_SPANS).len();
+                        count += phrase.count(th, MAX_SPANS);
                     }
                     if count == 0 && e.truncated() {
                         // The phrase may lie past the stored cut.
