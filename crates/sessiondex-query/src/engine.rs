@@ -145,6 +145,9 @@ struct Search<'a> {
     filtered: bool,
     /// The regex terms the narrowing pass found, reused by the cold pass.
     regex_terms: Option<RegexTerms>,
+    /// Per catalog session, for an id query: whether one of its ids has the query's key
+    /// (`None`: walk every session's entries).
+    id_walk: Option<Vec<bool>>,
 }
 
 fn eq(want: Option<&String>, got: Option<&str>) -> bool {
@@ -257,9 +260,23 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
         }
     }
     if let Some(key) = s.px.id_key() {
-        mark(cat.sessions_with_id_key(&key).map_err(ce)?);
+        let with_key = cat.sessions_with_id_key(&key).map_err(ce)?;
+        s.id_walk = Some(walk_set(cat.len(), &with_key));
+        mark(with_key);
     }
     Ok(Some(out))
+}
+
+/// Per catalog session: whether it holds an id with the query's key, so its entries must be
+/// compared one by one.
+fn walk_set(n: usize, with_key: &[u32]) -> Vec<bool> {
+    let mut w = vec![false; n];
+    for &i in with_key {
+        if let Some(m) = w.get_mut(i as usize) {
+            *m = true;
+        }
+    }
+    w
 }
 
 /// With structural filters (any query mode): the sessions holding a record with every
@@ -293,11 +310,13 @@ fn structural_sessions(
     }
     let mut out: Vec<bool> = count.into_iter().map(|c| c == need).collect();
     if let Some(key) = s.px.id_key() {
-        for i in cat.sessions_with_id_key(&key).map_err(ce)? {
+        let with_key = cat.sessions_with_id_key(&key).map_err(ce)?;
+        for &i in &with_key {
             if let Some(m) = out.get_mut(i as usize) {
                 *m = true;
             }
         }
+        s.id_walk = Some(walk_set(cat.len(), &with_key));
     }
     s.filtered = true;
     Ok(out)
@@ -494,7 +513,14 @@ impl Search<'_> {
     }
 
     #[allow(clippy::too_many_lines)]
-    fn search_shard(&mut self, slot: usize, shard: &HotShard<Bytes>) -> Result<(), Error> {
+    /// Searches one hot shard; `walk_ids`: its entries may be named by an id query (else
+    /// the catalog said no id of the session has the query's key).
+    fn search_shard(
+        &mut self,
+        slot: usize,
+        shard: &HotShard<Bytes>,
+        walk_ids: bool,
+    ) -> Result<(), Error> {
         let n = shard.entry_count();
         let mut mask = vec![false; n];
         // With an outcome filter and no query, one failed call is one hit: a result record
@@ -514,8 +540,9 @@ impl Search<'_> {
         // Without entry filters every entry passes: the mask and the BM25 statistics come from
         // the shard's totals, not from a walk over its entries (a rare term then costs its
         // postings, not the shard's size).
-        let unfiltered =
-            no_entry_filters(self.v) && self.px.groups.is_all() && !self.px.notes_entries();
+        let unfiltered = no_entry_filters(self.v)
+            && self.px.groups.is_all()
+            && !(self.px.notes_entries() && walk_ids);
         if unfiltered {
             mask.fill(true);
             self.docs += n as u64;
@@ -1038,6 +1065,7 @@ pub fn recall(
         fuzzy_groups: None,
         filtered: false,
         regex_terms: None,
+        id_walk: None,
     };
     let lexical = !matches!(s.matcher, Matcher::None);
     let mut slots: Vec<Slot> = Vec::new();
@@ -1172,7 +1200,11 @@ pub fn recall(
     // Hot (and hydrated) sessions.
     for (k, slot) in slots.iter().enumerate() {
         if let Some(shard) = &slot.shard {
-            s.search_shard(k, shard)?;
+            let walk = match (&s.id_walk, slot.catalog) {
+                (Some(w), Some(c)) => w.get(c).copied().unwrap_or(true),
+                _ => true,
+            };
+            s.search_shard(k, shard, walk)?;
         }
     }
 
@@ -1304,22 +1336,38 @@ pub fn recall(
     if lexical {
         precision::add_and_tier(&mut s, index, &slots, &mut items, single)?;
     }
-    items.sort_by(|a, b| {
+    if items.len() > CANDIDATE_ITEM_BUDGET {
+        s.coverage.add_reason(reason::CANDIDATE_ITEM_BUDGET);
+    }
+    let total = items.len().min(CANDIDATE_ITEM_BUDGET) as u64;
+    let offset = usize::try_from(v.offset).unwrap_or(usize::MAX);
+    // Only the items up to the end of the page are put in order: the best `want` by score,
+    // then newer session, path, entry, then the order they were added in (what a stable sort
+    // of every item would give, at the cost of a selection).
+    let want = offset
+        .saturating_add(v.page_size as usize)
+        .min(CANDIDATE_ITEM_BUDGET)
+        .min(items.len());
+    let mut order: Vec<(usize, precision::Ranked)> = items.into_iter().enumerate().collect();
+    let cmp = |(ia, a): &(usize, precision::Ranked), (ib, b): &(usize, precision::Ranked)| {
         b.0.total_cmp(&a.0)
             .then_with(|| slots[b.1].last_ts.cmp(&slots[a.1].last_ts))
             .then_with(|| slots[a.1].file.cmp(&slots[b.1].file))
             .then_with(|| a.2.cmp(&b.2))
-    });
-    if items.len() > CANDIDATE_ITEM_BUDGET {
-        items.truncate(CANDIDATE_ITEM_BUDGET);
-        s.coverage.add_reason(reason::CANDIDATE_ITEM_BUDGET);
+            .then_with(|| ia.cmp(ib))
+    };
+    if want == 0 {
+        order.clear();
+    } else if want < order.len() {
+        order.select_nth_unstable_by(want - 1, cmp);
+        order.truncate(want);
     }
-    let total = items.len() as u64;
+    order.sort_unstable_by(cmp);
+    let items: Vec<precision::Ranked> = order.into_iter().map(|(_, it)| it).collect();
 
     // One page, bounded.
     let highlight = QueryTerms::from_terms(s.highlight.iter().cloned());
     let branches_arg = (v.branches == Branches::All).then_some(Branches::All);
-    let offset = usize::try_from(v.offset).unwrap_or(usize::MAX);
     let mut hits = Vec::new();
     let mut used = 600 + serde_json::to_string(&s.coverage).map_or(0, |c| c.len());
     used += serde_json::to_string(req).map_or(0, |r| r.len());
@@ -1490,6 +1538,80 @@ mod prefilter_tests {
                 out.push((p.to_string_lossy().into_owned(), std::fs::read(&p).unwrap()));
             }
         }
+    }
+
+    #[test]
+    fn pages_are_windows_of_one_order() {
+        // Only the items up to a page's end are ordered; every page must still be the
+        // matching window of the one order a page of 100 shows.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut all = Vec::new();
+        for d in [
+            "examples/sessions",
+            "testdata/sessions",
+            "testdata/queries/identifiers/ids",
+        ] {
+            files(&root.join(d), &mut all);
+        }
+        let mut m = MemoryIndex::new(MemoryConfig {
+            hot_sessions: Some(5),
+            ..MemoryConfig::default()
+        });
+        for (name, bytes) in &all {
+            m.add_file(name, bytes).unwrap();
+        }
+        let opts = m.engine_options();
+        let index = m.index(Branches::Active).unwrap();
+        // What places a hit: its record and score (snippets and follow calls are per page).
+        let key = |h: &crate::request::Hit| {
+            let v = serde_json::to_value(h).unwrap();
+            [
+                "file",
+                "entryId",
+                "score",
+                "kind",
+                "sessionId",
+                "operationAddress",
+            ]
+            .map(|k| v.get(k).cloned())
+        };
+        let mut checked = 0;
+        for q in ["the", "error test", "a", "timeout retry", "src ts", "user"] {
+            let page = |offset: u64, size: u32| {
+                let req = RecallRequest {
+                    query: Some(q.into()),
+                    scope: Some(Scope::Global),
+                    page_size: Some(size),
+                    offset: Some(offset),
+                    ..RecallRequest::default()
+                };
+                recall(index, &opts, &QueryContext::default(), &req).unwrap()
+            };
+            let big = page(0, 100);
+            let all_hits: Vec<_> = big.hits.iter().map(key).collect();
+            for (offset, size) in [
+                (0, 1),
+                (0, 10),
+                (3, 5),
+                (7, 2),
+                (20, 10),
+                (99, 1),
+                (150, 10),
+            ] {
+                let p = page(offset, size);
+                assert_eq!(p.total, big.total, "{q} total");
+                let want: Vec<_> = all_hits
+                    .iter()
+                    .skip(offset as usize)
+                    .take(size as usize)
+                    .cloned()
+                    .collect();
+                let got: Vec<_> = p.hits.iter().map(key).collect();
+                assert_eq!(got, want, "{q} offset {offset} size {size}");
+                checked += got.len();
+            }
+        }
+        assert!(checked >= 40, "{checked} hits compared");
     }
 
     #[test]
