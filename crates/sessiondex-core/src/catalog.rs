@@ -173,7 +173,7 @@ pub(crate) struct CatalogPayload {
     id_post_bytes: Vec<u8>,
 }
 
-/// Collects sessions and cold vocabularies, then writes one catalog file.
+/// Collects sessions, their vocabularies and id keys, then writes one catalog file.
 #[derive(Debug)]
 pub struct CatalogBuilder {
     branches: Branches,

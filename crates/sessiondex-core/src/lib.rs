@@ -5,7 +5,8 @@
 //! - [`hot::HotShard`]: per-session rkyv archive with bounded entry text, postings and
 //!   structural columns, opened zero-copy from any bytes.
 //! - [`cold::ColdDigest`]: per-session FST vocabulary, structural tuples and metadata.
-//! - [`catalog::Catalog`]: every indexed session plus a merged term -> sessions map.
+//! - [`catalog::Catalog`]: every indexed session plus merged term -> sessions and id key ->
+//!   sessions maps.
 //! - [`bundle`]: one file carrying a whole in-memory index (sources, catalogs, shards).
 //! - [`store::Store`] (feature `fs`): the cache directory, atomic writes, lock, cleanup.
 //!

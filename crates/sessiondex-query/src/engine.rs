@@ -5,6 +5,11 @@
 //! structural postings with session candidates whose `follow` hydrates that one session from
 //! source. A single-session scope always reads its source (checking the call's bindings) and
 //! searches it as an in-memory hot shard, so its answers are exact and never truncated.
+//!
+//! Over many sessions, the catalog's merged maps (terms, id keys, structural values) name
+//! the sessions that can answer (`candidate_sessions`); only those are opened. The others
+//! add their totals to the BM25 statistics, so the page equals a scan of every session
+//! (`prefilter_tests`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
