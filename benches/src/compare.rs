@@ -353,9 +353,11 @@ Why counts differ:
   file (rg). rg also sees abandoned branches, reasoning text, JSON keys, and Codex command
   output written twice (exec_command_end and function_call_output); it cannot apply typed
   filters or fuzzy matching (n/a).
-- sdx(hot) keeps 2,000 characters per entry in a hot shard (maxEntryChars): a natural word
-  only further into a long tool output is not found; the peers index whole texts. Planted
-  tokens sit at the start of texts, so their counts are exact everywhere.
+- sdx(hot) stores 2,000 characters per entry in a hot shard (maxEntryChars) and posts every
+  token: terms are found anywhere, but a phrase or regex only matches the stored part (the
+  coverage says `max_entry_chars`), so `flaky timeout` deep in long tool outputs is missed;
+  the peers match whole texts. Planted tokens sit at the start of texts, so their counts are
+  exact everywhere.
 - sdx counts a failed call once under an outcome filter without a query (the result record
   defers to its call); the peers count the call and its result.
 - sdx totals stop at the engine's candidate budgets (10,000 ranked items): common words.
