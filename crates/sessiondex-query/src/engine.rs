@@ -350,6 +350,11 @@ fn regex_sessions(
         since += term.len();
         let matched = re.is_match_term(term);
         if matched {
+            if found.len() >= REGEX_NARROW_TERMS {
+                // A broad pattern: most sessions match anyway, and keeping its terms would
+                // cost memory; every session is searched as without the catalog.
+                return Ok(None);
+            }
             found.push((since, String::from_utf8_lossy(term).into_owned(), ord));
             since = 0;
         }
@@ -363,6 +368,9 @@ fn regex_sessions(
     }
     Ok(Some((out, (found, since))))
 }
+
+/// Matching terms past which a regex is not narrowed.
+const REGEX_NARROW_TERMS: usize = 50_000;
 
 /// Terms of the merged vocabulary a regex matches, each with the term bytes streamed since
 /// the previous one (itself included), and the bytes after the last: what the cold pass over
