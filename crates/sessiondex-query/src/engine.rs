@@ -1553,10 +1553,8 @@ mod prefilter_tests {
         }
     }
 
-    #[test]
-    fn pages_are_windows_of_one_order() {
-        // Only the items up to a page's end are ordered; every page must still be the
-        // matching window of the one order a page of 100 shows.
+    /// The repo's own sessions: bundled examples, damaged and secret test files, id cases.
+    fn corpus() -> Vec<(String, Vec<u8>)> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut all = Vec::new();
         for d in [
@@ -1566,6 +1564,14 @@ mod prefilter_tests {
         ] {
             files(&root.join(d), &mut all);
         }
+        all
+    }
+
+    #[test]
+    fn pages_are_windows_of_one_order() {
+        // Only the items up to a page's end are ordered; every page must still be the
+        // matching window of the one order a page of 100 shows.
+        let all = corpus();
         let mut m = MemoryIndex::new(MemoryConfig {
             hot_sessions: Some(5),
             ..MemoryConfig::default()
@@ -1629,15 +1635,7 @@ mod prefilter_tests {
 
     #[test]
     fn candidate_sessions_never_change_a_page() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let mut all = Vec::new();
-        for d in [
-            "examples/sessions",
-            "testdata/sessions",
-            "testdata/queries/identifiers/ids",
-        ] {
-            files(&root.join(d), &mut all);
-        }
+        let mut all = corpus();
         assert!(all.len() >= 10, "{} files", all.len());
         let mut m = MemoryIndex::new(MemoryConfig {
             hot_sessions: Some(5),
