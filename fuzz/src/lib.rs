@@ -355,11 +355,15 @@ pub fn exercise_catalog(bytes: &[u8]) {
     for i in 0..cat.len() {
         let _ = cat.path(i);
         let _ = cat.session(i);
+        let _ = cat.hot_totals(i);
     }
     let _ = cat.session(cat.len());
+    let _ = cat.hot_totals(cat.len());
     for t in TERMS {
         let _ = cat.sessions_with(t);
+        let _ = cat.sessions_with_id_key(&sessiondex_core::catalog::id_key(t));
     }
+    let _ = cat.sessions_with_id_key(&sessiondex_core::catalog::field_key("outcome", "failed"));
     let _ = cat.sessions_at(u64::MAX);
     if let Ok(terms) = cat.terms() {
         let mut s = terms.stream();

@@ -39,7 +39,10 @@ fn read_catalog(bytes: &[u8]) -> Result<(), sessiondex_core::Error> {
     let c = Catalog::open(bytes)?;
     for i in 0..c.len() {
         let _ = c.session(i);
+        let _ = c.hot_totals(i);
     }
+    let _ = c.sessions_with_id_key("a1/0");
+    let _ = c.sessions_with_id_key(&sessiondex_core::catalog::field_key("outcome", "failed"));
     let terms = c.terms()?;
     let mut s = terms.stream();
     while let Some((_, ord)) = s.next() {
