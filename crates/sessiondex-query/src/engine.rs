@@ -11,6 +11,7 @@
 //! add their totals to the BM25 statistics, so the page equals a scan of every session
 //! (`prefilter_tests`).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -72,12 +73,12 @@ pub struct QueryContext {
     pub session: Option<String>,
 }
 
-struct Slot {
-    session_id: String,
-    file: String,
+struct Slot<'a> {
+    session_id: Cow<'a, str>,
+    file: Cow<'a, str>,
     last_ts: Option<i64>,
-    source_hash: String,
-    lineage: String,
+    source_hash: Cow<'a, str>,
+    lineage: Cow<'a, str>,
     shard: Option<Arc<HotShard<Bytes>>>,
     catalog: Option<usize>,
     cold: bool,
@@ -1119,11 +1120,11 @@ pub fn recall(
             }
             let _ = pos;
             slots.push(Slot {
-                session_id: h.session.meta.session_id.clone(),
-                file: h.path.clone(),
+                session_id: Cow::Owned(h.session.meta.session_id.clone()),
+                file: Cow::Owned(h.path.clone()),
                 last_ts: shard.summary().last_ts,
-                source_hash: h.source_hash.clone(),
-                lineage: h.selection.lineage_fingerprint.clone(),
+                source_hash: Cow::Owned(h.source_hash.clone()),
+                lineage: Cow::Owned(h.selection.lineage_fingerprint.clone()),
                 shard: Some(Arc::new(shard)),
                 catalog: pos,
                 cold: false,
@@ -1195,11 +1196,11 @@ pub fn recall(
                     continue;
                 }
                 slots.push(Slot {
-                    session_id: e.summary.session_id.clone(),
-                    file: e.identity.path.clone(),
+                    session_id: Cow::Borrowed(&e.summary.session_id),
+                    file: Cow::Borrowed(&e.identity.path),
                     last_ts: e.summary.last_ts,
-                    source_hash: e.identity.source_hash.clone(),
-                    lineage: e.summary.lineage_fingerprint.clone(),
+                    source_hash: Cow::Borrowed(&e.identity.source_hash),
+                    lineage: Cow::Borrowed(&e.summary.lineage_fingerprint),
                     shard,
                     catalog: Some(i),
                     cold,
@@ -1427,17 +1428,17 @@ pub fn recall(
                     snippet_unavailable = why.map(|u| u.code().to_owned());
                 }
                 let follow = Call::expand(&ExpandRequest {
-                    session: slot.file.clone(),
+                    session: slot.file.to_string(),
                     indices: Some(vec![i64::from(entry)]),
-                    source_hash: Some(slot.source_hash.clone()),
-                    lineage_fingerprint: Some(slot.lineage.clone()),
+                    source_hash: Some(slot.source_hash.to_string()),
+                    lineage_fingerprint: Some(slot.lineage.to_string()),
                     branches: branches_arg,
                     ..ExpandRequest::default()
                 })?;
                 Hit {
                     kind: HitKind::Entry,
-                    session_id: slot.session_id.clone(),
-                    file: slot.file.clone(),
+                    session_id: slot.session_id.to_string(),
+                    file: slot.file.to_string(),
                     entry_id: Some(e.entry_id().map_err(ce)?.to_owned()),
                     index: Some(u64::from(entry)),
                     operation_address: e.operation_address().map_err(ce)?.map(str::to_owned),
@@ -1459,12 +1460,12 @@ pub fn recall(
                 let mut structural = c.structural.clone();
                 structural.truncate(MAX_STRUCTURAL_ENTRIES);
                 let follow = Call::recall(&RecallRequest {
-                    scope: Some(Scope::Explicit(slot.file.clone())),
+                    scope: Some(Scope::Explicit(slot.file.to_string())),
                     cwd: None,
                     entry_range: None,
                     offset: None,
-                    source_hash: Some(slot.source_hash.clone()),
-                    lineage_fingerprint: Some(slot.lineage.clone()),
+                    source_hash: Some(slot.source_hash.to_string()),
+                    lineage_fingerprint: Some(slot.lineage.to_string()),
                     ..req.clone()
                 })?;
                 Hit {
@@ -1503,8 +1504,8 @@ pub fn recall(
         let mut n = req.clone();
         n.offset = Some(end as u64);
         if single {
-            n.source_hash = Some(slots[0].source_hash.clone());
-            n.lineage_fingerprint = Some(slots[0].lineage.clone());
+            n.source_hash = Some(slots[0].source_hash.to_string());
+            n.lineage_fingerprint = Some(slots[0].lineage.to_string());
         }
         Some(Call::recall(&n)?)
     } else {
