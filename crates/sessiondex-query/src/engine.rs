@@ -787,7 +787,11 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
         Matcher::Terms { terms, fuzzy } => {
             let set = fst::Set::from(cat.terms().map_err(ce)?.into_fst());
             for (g, t) in terms.iter().enumerate() {
-                let group: Vec<String> = if *fuzzy {
+                let shared = s.fuzzy_groups.as_ref().and_then(|gs| gs.get(g));
+                let group: Vec<String> = if let (true, Some(shared)) = (*fuzzy, shared) {
+                    // Expanded over this same vocabulary by the narrowing, uncut.
+                    shared.clone()
+                } else if *fuzzy {
                     let ex = fuzzy::expand(&set, t, &FuzzyOptions::default());
                     if ex.truncated {
                         s.coverage.add_reason(reason::FUZZY_EXPANSION_LIMIT);
@@ -1554,6 +1558,26 @@ mod prefilter_tests {
         }
     }
 
+    /// Recalls `req` with the catalog's narrowing and with a scan of every session, asserts
+    /// the two pages are equal, and returns the narrowed one.
+    fn same_page(
+        index: &crate::index::Index,
+        opts: &crate::EngineOptions,
+        req: &RecallRequest,
+        what: &str,
+    ) -> crate::request::Page {
+        let fast = recall(index, opts, &QueryContext::default(), req).unwrap();
+        EXHAUSTIVE.with(|c| c.set(true));
+        let slow = recall(index, opts, &QueryContext::default(), req).unwrap();
+        EXHAUSTIVE.with(|c| c.set(false));
+        assert_eq!(
+            serde_json::to_value(&fast).unwrap(),
+            serde_json::to_value(&slow).unwrap(),
+            "{what}"
+        );
+        fast
+    }
+
     /// The repo's own sessions: bundled examples, damaged and secret test files, id cases.
     fn corpus() -> Vec<(String, Vec<u8>)> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -1824,15 +1848,7 @@ mod prefilter_tests {
                 page_size: Some(50),
                 ..req.clone()
             };
-            let fast = recall(index, &opts, &QueryContext::default(), &req).unwrap();
-            EXHAUSTIVE.with(|c| c.set(true));
-            let slow = recall(index, &opts, &QueryContext::default(), &req).unwrap();
-            EXHAUSTIVE.with(|c| c.set(false));
-            assert_eq!(
-                serde_json::to_value(&fast).unwrap(),
-                serde_json::to_value(&slow).unwrap(),
-                "{req:?}"
-            );
+            same_page(index, &opts, &req, &format!("{req:?}"));
         }
         assert!(filtered.len() > 30, "{} filtered requests", filtered.len());
         let mut narrowed = 0;
@@ -1851,14 +1867,11 @@ mod prefilter_tests {
                 page_size: Some(50),
                 ..RecallRequest::default()
             };
-            let fast = recall(index, &opts, &QueryContext::default(), &req).unwrap();
-            EXHAUSTIVE.with(|c| c.set(true));
-            let slow = recall(index, &opts, &QueryContext::default(), &req).unwrap();
-            EXHAUSTIVE.with(|c| c.set(false));
-            assert_eq!(
-                serde_json::to_value(&fast).unwrap(),
-                serde_json::to_value(&slow).unwrap(),
-                "query {q:?} {matching:?} {mode:?}"
+            let fast = same_page(
+                index,
+                &opts,
+                &req,
+                &format!("query {q:?} {matching:?} {mode:?}"),
             );
             if fast
                 .hits
