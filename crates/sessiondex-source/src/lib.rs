@@ -663,7 +663,7 @@ pub struct Discovered {
 /// `path` itself may be a link. A missing `path` gives nothing: the caller checks existence.
 #[must_use]
 pub fn discover_all(path: &Path) -> Discovered {
-    let (files, unreadable) = walk(path, false);
+    let (files, unreadable) = walk(path, false, true);
     Discovered {
         files: files.into_iter().map(|(p, _)| p).collect(),
         unreadable,
@@ -682,10 +682,11 @@ pub struct FoundFile {
 }
 
 /// [`discover_all`] with each file's metadata, read relative to its open directory while
-/// walking (cheaper than a `stat` of every full path afterwards).
+/// walking (cheaper than a `stat` of every full path afterwards), in no particular order: the
+/// caller orders them (a sync sorts by modification time). The unreadable paths are sorted.
 #[must_use]
 pub fn discover_with_metadata(path: &Path) -> (Vec<FoundFile>, Vec<PathBuf>) {
-    let (files, unreadable) = walk(path, true);
+    let (files, unreadable) = walk(path, true, false);
     let found = files
         .into_iter()
         .map(|(path, metadata)| FoundFile { path, metadata })
@@ -693,56 +694,153 @@ pub fn discover_with_metadata(path: &Path) -> (Vec<FoundFile>, Vec<PathBuf>) {
     (found, unreadable)
 }
 
-/// The walk behind [`discover_all`]; with `stat`, each file's metadata too (`None` when it
-/// cannot be read).
+/// Files found by a walk, each with its metadata when asked for (`None` when it cannot be
+/// read), and what could not be looked at.
+#[derive(Default)]
+struct WalkOut {
+    files: Vec<(PathBuf, Option<std::fs::Metadata>)>,
+    unreadable: Vec<PathBuf>,
+}
+
+/// The walk behind [`discover_all`]; with `stat`, each file's metadata too; with `sorted`, in
+/// path order. Directories are listed by up to four threads (fewer when the machine has
+/// fewer cores): listing and stat calls wait on the kernel, and a tree of 10,000 sessions
+/// takes most of a no-op sync.
 #[allow(clippy::type_complexity)]
-fn walk(path: &Path, stat: bool) -> (Vec<(PathBuf, Option<std::fs::Metadata>)>, Vec<PathBuf>) {
-    let mut files = Vec::new();
-    let mut unreadable = Vec::new();
+fn walk(
+    path: &Path,
+    stat: bool,
+    sorted: bool,
+) -> (Vec<(PathBuf, Option<std::fs::Metadata>)>, Vec<PathBuf>) {
     let Ok(meta) = std::fs::metadata(path) else {
-        return (files, unreadable);
+        return (Vec::new(), Vec::new());
     };
     if meta.is_file() {
-        files.push((path.to_path_buf(), stat.then_some(meta)));
-        return (files, unreadable);
+        return (vec![(path.to_path_buf(), stat.then_some(meta))], Vec::new());
     }
-    let mut stack = vec![path.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            unreadable.push(dir);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    walk_with(path, stat, sorted, threads)
+}
+
+/// [`walk`] of a directory with `threads` workers (1: this thread alone).
+#[allow(clippy::type_complexity)]
+fn walk_with(
+    path: &Path,
+    stat: bool,
+    sorted: bool,
+    threads: usize,
+) -> (Vec<(PathBuf, Option<std::fs::Metadata>)>, Vec<PathBuf>) {
+    let mut out = if threads > 1 {
+        walk_parallel(path.to_path_buf(), stat, threads)
+    } else {
+        let mut out = WalkOut::default();
+        let mut stack = vec![path.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            list_dir(dir, stat, &mut stack, &mut out);
+        }
+        out
+    };
+    if sorted {
+        out.files.sort_by(|a, b| path_order(&a.0, &b.0));
+    }
+    out.unreadable.sort();
+    (out.files, out.unreadable)
+}
+
+/// Lists one directory of a walk: its subdirectories go to `subdirs`, its session files
+/// (regular `.jsonl` files; links are not files here) to `out`.
+fn list_dir(dir: PathBuf, stat: bool, subdirs: &mut Vec<PathBuf>, out: &mut WalkOut) {
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        out.unreadable.push(dir);
+        return;
+    };
+    for entry in entries {
+        let Ok(entry) = entry else {
+            out.unreadable.push(dir);
+            return;
+        };
+        let p = entry.path();
+        let Ok(ft) = entry.file_type() else {
+            out.unreadable.push(p);
             continue;
         };
-        for entry in entries {
-            let Ok(entry) = entry else {
-                unreadable.push(dir.clone());
-                break;
-            };
-            let p = entry.path();
-            let Ok(ft) = entry.file_type() else {
-                unreadable.push(p);
-                continue;
-            };
-            if ft.is_dir() {
-                stack.push(p);
-            } else if ft.is_file() && p.extension().is_some_and(|e| e == "jsonl") {
-                // A regular file (links are not files here): its own metadata, read
-                // relative to the open directory.
-                let m = if stat { entry.metadata().ok() } else { None };
-                files.push((p, m));
-            }
+        if ft.is_dir() {
+            subdirs.push(p);
+        } else if ft.is_file() && p.extension().is_some_and(|e| e == "jsonl") {
+            // The file's own metadata, read relative to the open directory.
+            let m = if stat { entry.metadata().ok() } else { None };
+            out.files.push((p, m));
         }
     }
-    files.sort_by(|a, b| path_order(&a.0, &b.0));
-    unreadable.sort();
-    (files, unreadable)
+}
+
+/// [`walk`] with `threads` workers (the calling thread and `threads - 1` helpers; if a
+/// helper cannot be started the others do its share) taking directories from one queue.
+fn walk_parallel(root: PathBuf, stat: bool, threads: usize) -> WalkOut {
+    use std::sync::{Condvar, Mutex, PoisonError};
+
+    /// Directories not listed yet, and how many workers are listing one (which may add more).
+    struct Queue {
+        dirs: Vec<PathBuf>,
+        busy: usize,
+    }
+    let queue = Mutex::new(Queue {
+        dirs: vec![root],
+        busy: 0,
+    });
+    let changed = Condvar::new();
+    let worker = || {
+        let mut out = WalkOut::default();
+        let mut subdirs = Vec::new();
+        loop {
+            let mut q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+            let dir = loop {
+                if let Some(d) = q.dirs.pop() {
+                    q.busy += 1;
+                    break Some(d);
+                }
+                if q.busy == 0 {
+                    break None;
+                }
+                q = changed.wait(q).unwrap_or_else(PoisonError::into_inner);
+            };
+            drop(q);
+            let Some(dir) = dir else {
+                // Nothing queued and nobody listing: the walk is over for every worker.
+                changed.notify_all();
+                return out;
+            };
+            list_dir(dir, stat, &mut subdirs, &mut out);
+            let mut q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+            q.busy -= 1;
+            q.dirs.append(&mut subdirs);
+            drop(q);
+            changed.notify_all();
+        }
+    };
+    std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..threads)
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(s, worker).ok())
+            .collect();
+        let mut all = worker();
+        for h in helpers {
+            // A helper returns once the queue is empty and nobody is listing.
+            if let Ok(mut out) = h.join() {
+                all.files.append(&mut out.files);
+                all.unreadable.append(&mut out.unreadable);
+            }
+        }
+        all
+    })
 }
 
 /// `a.cmp(b)` for two paths of one walk. They share the walk's root as a byte prefix and
 /// continue with names joined by `/` (never empty, never `.`, never holding `/`), so
 /// comparing their bytes with `/` ranked below every other byte orders them component by
 /// component, as `Path::cmp` does, without parsing components (a third of a no-op sync's
-/// time at 10,000 files went into that).
-fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+/// time at 10,000 files went into that). For any two paths it is a total order of their
+/// bytes, which is what a tie-break needs.
+pub fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
     #[cfg(unix)]
     {
         let (x, y) = (
@@ -764,8 +862,55 @@ fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
 
 #[cfg(test)]
 mod walk_order_tests {
-    use super::path_order;
-    use std::path::Path;
+    use super::{path_order, walk_with};
+    use std::path::{Path, PathBuf};
+
+    /// A tree of 300 directories up to four deep, with sessions, other files and (on Unix)
+    /// links to a directory and to a file: every worker count finds the same files with the
+    /// same metadata, and only the sessions.
+    #[test]
+    fn parallel_walk_finds_what_one_thread_finds() {
+        let root = std::env::temp_dir().join(format!("sdx-walk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let mut expected = Vec::new();
+        for i in 0..300 {
+            let mut dir = root.clone();
+            for level in 0..=(i % 4) {
+                dir.push(format!("d{}", (i / (level + 1)) % 7));
+            }
+            dir.push(format!("leaf{i}"));
+            std::fs::create_dir_all(&dir).expect("dir");
+            let session = dir.join(format!("s{i}.jsonl"));
+            std::fs::write(&session, "x".repeat(i)).expect("file");
+            expected.push(session);
+            std::fs::write(dir.join("notes.txt"), "no").expect("file");
+        }
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&root, root.join("loop")).expect("link");
+            std::os::unix::fs::symlink(&expected[0], root.join("link.jsonl")).expect("link");
+        }
+        expected.sort();
+        for threads in [1, 2, 4, 9] {
+            let (files, unreadable) = walk_with(&root, true, true, threads);
+            let paths: Vec<&PathBuf> = files.iter().map(|(p, _)| p).collect();
+            assert_eq!(
+                paths,
+                expected.iter().collect::<Vec<_>>(),
+                "{threads} workers"
+            );
+            assert!(unreadable.is_empty());
+            for (p, m) in &files {
+                let len = m.as_ref().map(std::fs::Metadata::len);
+                assert_eq!(len, std::fs::metadata(p).ok().map(|m| m.len()), "{p:?}");
+            }
+            let (unsorted, _) = walk_with(&root, false, false, threads);
+            let mut paths: Vec<PathBuf> = unsorted.into_iter().map(|(p, _)| p).collect();
+            paths.sort();
+            assert_eq!(paths, expected, "{threads} workers, unsorted");
+        }
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     #[test]
     fn walk_order_is_path_order() {

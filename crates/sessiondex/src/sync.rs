@@ -184,21 +184,20 @@ fn open_catalog_checked(
     Ok(Some(cat))
 }
 
-/// Whether an index file is there with the length its catalog entry recorded (a cheap check
-/// that catches a truncated or replaced file without reading it).
-fn file_intact(path: &Path, len: u64) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == len)
+/// Whether an index file was there, as the sync's listing of its branch directory found it,
+/// with the length its catalog entry recorded (a cheap check that catches a missing,
+/// truncated or replaced file without reading it).
+fn file_intact(lens: &HashMap<&str, u64>, name: &str, len: u64) -> bool {
+    lens.get(name) == Some(&len)
 }
 
-/// [`Store::path`] of a hot shard or cold digest in `dir` (`store.dir(branches)`), without
-/// building the directory again for each of 10,000 sessions.
-fn index_path(dir: &Path, kind: FileKind, key: &str) -> PathBuf {
-    let ext = kind.as_str();
-    let mut name = String::with_capacity(key.len() + 1 + ext.len());
-    name.push_str(key);
-    name.push('.');
-    name.push_str(ext);
-    dir.join(name)
+/// The file name of a hot shard or cold digest ([`Store::path`]), written into `buf`.
+fn index_name<'b>(buf: &'b mut String, kind: FileKind, key: &str) -> &'b str {
+    buf.clear();
+    buf.push_str(key);
+    buf.push('.');
+    buf.push_str(kind.as_str());
+    buf
 }
 
 /// Whether the stat of a source is exactly the one a catalog entry recorded.
@@ -299,12 +298,13 @@ pub fn sync(
             }
         }
     }
-    // Newest first: tiers and budgets favour what the user touched last.
-    candidates.sort_by(|a, b| {
+    // Newest first: tiers and budgets favour what the user touched last. Paths are unique
+    // here, so the order is total.
+    candidates.sort_unstable_by(|a, b| {
         b.stat
             .mtime_ns
             .cmp(&a.stat.mtime_ns)
-            .then_with(|| a.path.cmp(&b.path))
+            .then_with(|| source::path_order(&a.path, &b.path))
     });
 
     // 2. The previous catalog and skip list.
@@ -358,7 +358,10 @@ pub fn sync(
         redact_secrets: config.redact_secrets,
         ..ReadOptions::default()
     };
-    let branch_dir = store.dir(branches);
+    // The branch directory, listed once for the reuse checks and the cleanup.
+    let listing = store.listing(branches).map_err(|e| core_error(&e))?;
+    let index_lens = listing.file_lens();
+    let mut name_buf = String::new();
     for (done, c) in candidates.iter().enumerate() {
         progress(done as u64, total);
         let path_str = c.path.to_string_lossy();
@@ -383,7 +386,7 @@ pub fn sync(
             Tier::Hot => FileKind::Hot,
             Tier::Cold => FileKind::Cold,
         };
-        let index_file = index_path(&branch_dir, kind, &c.key);
+        let index_file = index_name(&mut name_buf, kind, &c.key);
 
         // Reuse?
         let old_pos = old_entries.remove(path_str.as_ref());
@@ -394,7 +397,7 @@ pub fn sync(
                 && info.format_version == FORMAT_VERSION
                 && info.tier == tier
                 && stat_matches(&c.stat, &info)
-                && file_intact(&index_file, info.cache_bytes)
+                && file_intact(&index_lens, index_file, info.cache_bytes)
             {
                 report.reused += 1;
                 hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
@@ -412,7 +415,7 @@ pub fn sync(
             let same_build = old.policy_fingerprint == policy_fp
                 && old.format_version == FORMAT_VERSION
                 && old.tier == tier
-                && file_intact(&index_file, old.summary.cache_bytes);
+                && file_intact(&index_lens, index_file, old.summary.cache_bytes);
             if same_build && c.stat.matches(&old.identity) {
                 report.reused += 1;
                 hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
@@ -560,9 +563,10 @@ pub fn sync(
         })
         .collect();
     let cleanup = store
-        .cleanup(
+        .cleanup_listed(
             &lock,
             config.max_cache_cleanup_files as u64,
+            &listing,
             |b, kind, key| b != branches || live.contains(&(kind, key)),
         )
         .map_err(|e| core_error(&e))?;

@@ -110,6 +110,82 @@ fn listing_and_cleanup_within_budget() {
     assert!(tmp.path().join("lock").exists());
 }
 
+/// A sync lists its branch directory once: the listing gives each index file's length, and
+/// the cleanup over it removes what it listed and is not live, in that branch only, and
+/// leaves what was written after it.
+#[test]
+fn cleanup_over_one_listing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::open(tmp.path()).unwrap();
+    let live = Store::key(Path::new("/s/live.jsonl"));
+    let gone = Store::key(Path::new("/s/deleted.jsonl"));
+    let later = Store::key(Path::new("/s/later.jsonl"));
+    for b in [Branches::Active, Branches::All] {
+        store.write(b, FileKind::Hot, &live, b"hot!").unwrap();
+        store.write(b, FileKind::Cold, &gone, b"c").unwrap();
+        store.write(b, FileKind::Catalog, "", b"k").unwrap();
+    }
+    let dir = store.dir(Branches::Active);
+    std::fs::write(dir.join(format!(".tmp-1-2-{live}.hot")), b"half").unwrap();
+    std::fs::create_dir(dir.join(format!("{gone}.hot"))).unwrap();
+    std::fs::write(dir.join(format!("{gone}.hot")).join("x"), b"x").unwrap();
+
+    let listing = store.listing(Branches::Active).unwrap();
+    assert_eq!(listing.branches(), Branches::Active);
+    assert_eq!(listing.entries().len(), 5);
+    let lens = listing.file_lens();
+    assert_eq!(lens.get(format!("{live}.hot").as_str()), Some(&4));
+    assert_eq!(lens.get(format!("{gone}.cold").as_str()), Some(&1));
+    assert_eq!(lens.get("catalog"), Some(&1));
+    // A directory has no file length.
+    assert_eq!(lens.get(format!("{gone}.hot").as_str()), None);
+
+    // Written after the listing, and not live: left for the next cleanup.
+    store
+        .write(Branches::Active, FileKind::Cold, &later, b"new")
+        .unwrap();
+    let lock = store.lock().unwrap();
+    let r = store
+        .cleanup_listed(&lock, 1000, &listing, |_, _, k| k == live)
+        .unwrap();
+    assert!(r.complete);
+    assert_eq!(
+        names(&dir),
+        [
+            format!("{later}.cold"),
+            format!("{live}.hot"),
+            "catalog".to_owned()
+        ]
+    );
+    // The other branch was listed by the cleanup itself.
+    assert_eq!(
+        names(&store.dir(Branches::All)),
+        [format!("{live}.hot"), "catalog".to_owned()]
+    );
+    // Enough files for the stat calls to be shared by threads: every length is right.
+    let keys: Vec<String> = (0..700)
+        .map(|i| Store::key(Path::new(&format!("/s/{i}.jsonl"))))
+        .collect();
+    for (i, k) in keys.iter().enumerate() {
+        let body = vec![b'x'; i % 13];
+        store
+            .write(Branches::All, FileKind::Cold, k, &body)
+            .unwrap();
+    }
+    let listing = store.listing(Branches::All).unwrap();
+    assert_eq!(listing.entries().len(), 702);
+    let lens = listing.file_lens();
+    for (i, k) in keys.iter().enumerate() {
+        assert_eq!(
+            lens.get(format!("{k}.cold").as_str()),
+            Some(&((i % 13) as u64))
+        );
+    }
+    // An empty listing of a missing directory.
+    std::fs::remove_dir_all(store.dir(Branches::All)).unwrap();
+    assert!(store.listing(Branches::All).unwrap().entries().is_empty());
+}
+
 #[test]
 fn lock_excludes_a_second_holder() {
     let tmp = tempfile::tempdir().unwrap();
