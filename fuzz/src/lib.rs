@@ -365,6 +365,19 @@ pub fn exercise_catalog(bytes: &[u8]) {
     }
     let _ = cat.sessions_with_id_key(&sessiondex_core::catalog::field_key("outcome", "failed"));
     let _ = cat.sessions_at(u64::MAX);
+    let _ = cat.validate_maps();
+    // A catalog written from this one, every other session carried over.
+    let mut next = CatalogBuilder::new(cat.branches());
+    for i in (0..cat.len()).step_by(2) {
+        if let Ok(e) = cat.session(i) {
+            let _ = next.add_carried(&e, &cat, i);
+            // Out of range: refused.
+            let _ = next.add_carried(&e, &cat, cat.len());
+        }
+    }
+    if let Ok(written) = next.finish_from(Some(&cat)) {
+        let _ = Catalog::open(written.as_slice()).map(|c| c.validate_maps());
+    }
     if let Ok(terms) = cat.terms() {
         let mut s = terms.stream();
         while let Some((_, ord)) = s.next() {

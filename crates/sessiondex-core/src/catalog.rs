@@ -181,6 +181,9 @@ pub struct CatalogBuilder {
     p: CatalogPayload,
     vocabs: Vec<(u32, fst::Map<Vec<u8>>)>,
     ids: Vec<(u32, fst::Map<Vec<u8>>)>,
+    /// (ordinal here, ordinal in the previous catalog) of sessions whose terms and id keys
+    /// are carried over from that catalog's merged maps ([`CatalogBuilder::add_carried`]).
+    carried: Vec<(u32, u32)>,
 }
 
 fn ts(t: Option<i64>) -> i64 {
@@ -205,6 +208,7 @@ impl CatalogBuilder {
             p,
             vocabs: Vec::new(),
             ids: Vec::new(),
+            carried: Vec::new(),
         }
     }
 
@@ -309,15 +313,86 @@ impl CatalogBuilder {
         Ok(ord)
     }
 
+    /// Adds a session whose index file is the one `old` (the previous catalog of this branch
+    /// mode) lists at `old_pos`: its vocabulary, id keys and hot totals are taken from `old`'s
+    /// merged maps and columns by [`CatalogBuilder::finish_from`], so the file is not opened.
+    /// Returns the session's ordinal.
+    ///
+    /// # Errors
+    ///
+    /// As [`CatalogBuilder::add_with`]; `index_corrupt` when `old_pos` is out of range.
+    pub fn add_carried<B: AsRef<[u8]>>(
+        &mut self,
+        e: &CatalogEntry,
+        old: &Catalog<B>,
+        old_pos: usize,
+    ) -> Result<u32> {
+        if old_pos >= old.len() {
+            return Err(Error::corrupt("carried session out of range"));
+        }
+        let (hot_entries, hot_tokens) = old.hot_totals(old_pos).unwrap_or((0, 0));
+        let ord = self.add_with(
+            e,
+            SessionTerms {
+                hot_entries,
+                hot_tokens,
+                ..SessionTerms::default()
+            },
+        )?;
+        self.carried.push((ord, format::to_u32(old_pos)?));
+        Ok(ord)
+    }
+
     /// Merges the vocabularies and writes the catalog file.
     ///
     /// # Errors
     ///
     /// `index_too_large` when a column overflows; `index_corrupt` when a vocabulary FST is
-    /// damaged.
-    pub fn finish(mut self) -> Result<Aligned> {
-        (self.p.terms, self.p.post_starts, self.p.post_bytes) = merge(&self.vocabs)?;
-        (self.p.ids, self.p.id_post_starts, self.p.id_post_bytes) = merge(&self.ids)?;
+    /// damaged or a session was carried ([`CatalogBuilder::add_carried`]).
+    pub fn finish(self) -> Result<Aligned> {
+        self.finish_from::<&[u8]>(None)
+    }
+
+    /// [`CatalogBuilder::finish`] with `old`, the catalog the carried sessions come from:
+    /// the merged maps are the union of `old`'s (its postings renumbered, sessions not
+    /// carried dropped, terms left in no session dropped) and the added sessions' own. The
+    /// result is the catalog a build from every session's index file would give, at the
+    /// cost of one pass over `old`'s maps instead of opening every file.
+    ///
+    /// # Errors
+    ///
+    /// As [`CatalogBuilder::finish`]; `index_corrupt` when `old` is damaged, or when sessions
+    /// were carried and `old` is `None`.
+    pub fn finish_from<B: AsRef<[u8]>>(mut self, old: Option<&Catalog<B>>) -> Result<Aligned> {
+        let carried = match old {
+            Some(cat) if !self.carried.is_empty() => {
+                let mut renumber = vec![u32::MAX; cat.len()];
+                for &(new, was) in &self.carried {
+                    if let Some(r) = renumber.get_mut(was as usize) {
+                        *r = new;
+                    }
+                }
+                Some((cat, renumber))
+            }
+            None if !self.carried.is_empty() => {
+                return Err(Error::corrupt("carried sessions without their catalog"));
+            }
+            _ => None,
+        };
+        let from = |map: Col, starts: Col, bytes: Col| {
+            carried.as_ref().map(|(cat, renumber)| Carried {
+                cat: *cat,
+                map,
+                starts,
+                bytes,
+                renumber,
+            })
+        };
+        let c = old.map(|cat| cat.cols).unwrap_or_default();
+        (self.p.terms, self.p.post_starts, self.p.post_bytes) =
+            merge(&self.vocabs, from(c.terms, c.post_starts, c.post_bytes))?;
+        (self.p.ids, self.p.id_post_starts, self.p.id_post_bytes) =
+            merge(&self.ids, from(c.ids, c.id_post_starts, c.id_post_bytes))?;
         self.p.strings = std::mem::take(&mut self.st.bytes);
         self.p.string_offsets = std::mem::take(&mut self.st.offsets);
         let _ = self.branches;
@@ -328,14 +403,39 @@ impl CatalogBuilder {
     }
 }
 
-/// The union of per-session FSTs: a term map (term -> ordinal), `n+1` posting starts and
-/// the postings (ascending session ordinals as varint deltas).
-fn merge(list: &[(u32, fst::Map<Vec<u8>>)]) -> Result<(Vec<u8>, Vec<u64>, Vec<u8>)> {
+/// One merged map of a previous catalog (`map`, with its posting columns) and how its session
+/// ordinals are renumbered (`u32::MAX`: not carried).
+struct Carried<'c, B> {
+    cat: &'c Catalog<B>,
+    map: Col,
+    starts: Col,
+    bytes: Col,
+    renumber: &'c [u32],
+}
+
+/// The union of per-session FSTs, and of a previous catalog's map when given: a term map
+/// (term -> ordinal), `n+1` posting starts and the postings (ascending session ordinals as
+/// varint deltas). A term whose sessions are all gone is left out.
+fn merge<B: AsRef<[u8]>>(
+    list: &[(u32, fst::Map<Vec<u8>>)],
+    carried: Option<Carried<'_, B>>,
+) -> Result<(Vec<u8>, Vec<u64>, Vec<u8>)> {
     use fst::Streamer;
     let mut terms = fst::MapBuilder::memory();
     let mut post_starts = vec![0u64];
     let mut post_bytes = Vec::new();
+    let old_map = match &carried {
+        Some(c) => Some(fst::Map::new(
+            c.map.bytes(c.cat.base()).ok_or_else(missing)?,
+        )?),
+        None => None,
+    };
     let mut op = fst::map::OpBuilder::new();
+    // The previous catalog's map, when there is one, is stream 0.
+    let first = usize::from(old_map.is_some());
+    if let Some(m) = &old_map {
+        op.push(m);
+    }
     for (_, v) in list {
         op.push(v);
     }
@@ -344,7 +444,21 @@ fn merge(list: &[(u32, fst::Map<Vec<u8>>)]) -> Result<(Vec<u8>, Vec<u64>, Vec<u8
     let mut ord = 0u64;
     while let Some((term, hits)) = union.next() {
         sessions.clear();
-        sessions.extend(hits.iter().filter_map(|h| list.get(h.index).map(|v| v.0)));
+        for h in hits {
+            match (&carried, h.index.checked_sub(first)) {
+                (Some(c), None) => c.cat.each_posting(c.starts, c.bytes, h.value, |s| {
+                    match c.renumber.get(s as usize) {
+                        Some(&n) if n != u32::MAX => sessions.push(n),
+                        _ => {}
+                    }
+                })?,
+                (_, Some(i)) => sessions.extend(list.get(i).map(|v| v.0)),
+                (None, None) => {}
+            }
+        }
+        if sessions.is_empty() {
+            continue;
+        }
         sessions.sort_unstable();
         sessions.dedup();
         let mut prev = 0u32;
@@ -992,29 +1106,64 @@ impl<B: AsRef<[u8]>> Catalog<B> {
     }
 
     fn postings(&self, starts: Col, bytes: Col, ord: u64) -> Result<Vec<u32>> {
+        let mut out = Vec::new();
+        self.each_posting(starts, bytes, ord, |s| out.push(s))?;
+        Ok(out)
+    }
+
+    /// Calls `f` with each session ordinal of posting list `ord`, ascending.
+    fn each_posting(
+        &self,
+        starts: Col,
+        bytes: Col,
+        ord: u64,
+        mut f: impl FnMut(u32),
+    ) -> Result<()> {
         let base = self.base();
         let ord = usize::try_from(ord).map_err(|_| missing())?;
         let span = starts.span64(base, ord).ok_or_else(missing)?;
         let all = bytes.bytes(base).ok_or_else(missing)?;
         let bytes = all.get(span).ok_or_else(missing)?;
-        let mut out = Vec::new();
         let mut at = 0;
-        let mut prev = 0u32;
+        let mut prev: Option<u32> = None;
         while at < bytes.len() {
             let d = read_varint(bytes, &mut at).ok_or_else(|| Error::corrupt("bad varint"))?;
-            let s = if out.is_empty() {
-                d
-            } else {
-                prev.checked_add(d)
-                    .ok_or_else(|| Error::corrupt("bad delta"))?
+            let s = match prev {
+                None => d,
+                Some(p) => p
+                    .checked_add(d)
+                    .ok_or_else(|| Error::corrupt("bad delta"))?,
             };
             if s as usize >= self.cols.n {
                 return Err(Error::corrupt("session ordinal out of range"));
             }
-            out.push(s);
-            prev = s;
+            f(s);
+            prev = Some(s);
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// Reads both merged maps whole: every term and id key, and every posting list they
+    /// point to (varints, session ordinals in range). What a catalog written from this one
+    /// ([`CatalogBuilder::finish_from`]) reads, checked before relying on it.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage.
+    pub fn validate_maps(&self) -> Result<()> {
+        use fst::Streamer;
+        let c = self.cols;
+        for (map, starts, bytes) in [
+            (c.terms, c.post_starts, c.post_bytes),
+            (c.ids, c.id_post_starts, c.id_post_bytes),
+        ] {
+            let m = fst::Map::new(map.bytes(self.base()).ok_or_else(missing)?)?;
+            let mut stream = m.stream();
+            while let Some((_, ord)) = stream.next() {
+                self.each_posting(starts, bytes, ord, |_| {})?;
+            }
+        }
+        Ok(())
     }
 
     /// Session ordinals whose vocabulary (hot or cold) holds `term`, ascending.

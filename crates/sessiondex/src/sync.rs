@@ -121,6 +121,24 @@ struct Skipped {
 /// What a session gives the catalog's merged term and id maps (`None` while not loaded).
 type Vocab = Option<SessionTerms>;
 
+/// Where a session's part of the catalog's merged maps comes from when the catalog is
+/// written.
+enum Terms {
+    /// Built with its index file by this sync.
+    Built(SessionTerms),
+    /// The last catalog's maps, where the session is at this position: its index file is
+    /// the one that catalog lists, so nothing needs opening.
+    Carried(usize),
+    /// Its index file, opened when the catalog is written (an appended hot shard).
+    File,
+}
+
+impl From<Vocab> for Terms {
+    fn from(v: Vocab) -> Terms {
+        v.map_or(Terms::File, Terms::Built)
+    }
+}
+
 const SKIPPED_NAME: &str = "skipped.json";
 
 struct Candidate {
@@ -140,7 +158,7 @@ enum Kept {
         tier: Tier,
         complete: bool,
     },
-    New(CatalogEntry, Vocab),
+    New(CatalogEntry, Terms),
 }
 
 /// The index policy a config asks for.
@@ -362,6 +380,7 @@ pub fn sync(
     let listing = store.listing(branches).map_err(|e| core_error(&e))?;
     let index_lens = listing.file_lens();
     let mut name_buf = String::new();
+    let mut stale_buf = String::new();
     for (done, c) in candidates.iter().enumerate() {
         progress(done as u64, total);
         let path_str = c.path.to_string_lossy();
@@ -382,10 +401,7 @@ pub fn sync(
         }
         cov.eligible_sessions += 1;
         let tier = if hot_left > 0 { Tier::Hot } else { Tier::Cold };
-        let kind = match tier {
-            Tier::Hot => FileKind::Hot,
-            Tier::Cold => FileKind::Cold,
-        };
+        let kind = tier_kind(tier);
         let index_file = index_name(&mut name_buf, kind, &c.key);
 
         // Reuse?
@@ -419,7 +435,7 @@ pub fn sync(
             if same_build && c.stat.matches(&old.identity) {
                 report.reused += 1;
                 hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
-                entries.push((done, Kept::New(old, None)));
+                entries.push((done, Kept::New(old, Terms::Carried(pos))));
                 continue;
             }
             let grew = c.stat.size > old.identity.size;
@@ -437,7 +453,7 @@ pub fn sync(
                         report.indexed += 1;
                         report.appended += 1;
                         hot_left = hot_left.saturating_sub(1);
-                        entries.push((done, Kept::New(appended.entry, None)));
+                        entries.push((done, Kept::New(appended.entry, Terms::File)));
                         catalog_changed = true;
                         continue;
                     }
@@ -457,7 +473,7 @@ pub fn sync(
                         hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
                         let mut e = old;
                         e.identity = identity(&path_str, &c.stat, hash);
-                        entries.push((done, Kept::New(e, None)));
+                        entries.push((done, Kept::New(e, Terms::Carried(pos))));
                         catalog_changed = true;
                         continue;
                     }
@@ -471,7 +487,16 @@ pub fn sync(
                 budget_bytes_hit |= report.bytes_read + c.stat.size > config.max_sync_source_bytes;
                 cov.stale_sessions += 1;
                 hot_left = hot_left.saturating_sub(usize::from(old.tier == Tier::Hot));
-                entries.push((done, Kept::New(old, None)));
+                // Its old index file, if it is still there as the catalog recorded it,
+                // gives what the old catalog has; otherwise it is opened (and the session
+                // left out when that fails).
+                let old_name = index_name(&mut stale_buf, tier_kind(old.tier), &c.key);
+                let terms = if file_intact(&index_lens, old_name, old.summary.cache_bytes) {
+                    Terms::Carried(pos)
+                } else {
+                    Terms::File
+                };
+                entries.push((done, Kept::New(old, terms)));
                 continue;
             }
         } else if report.indexed >= config.max_sync_sessions as u64
@@ -490,7 +515,7 @@ pub fn sync(
                 report.bytes_parsed += bytes;
                 report.indexed += 1;
                 hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
-                entries.push((done, Kept::New(entry, vocab)));
+                entries.push((done, Kept::New(entry, vocab.into())));
             }
             Err(IndexOneError::Source(kind, bytes)) => {
                 report.bytes_read += bytes;
@@ -555,11 +580,7 @@ pub fn sync(
                 Kept::Old { tier, .. } => *tier,
                 Kept::New(e, _) => e.tier,
             };
-            let kind = match tier {
-                Tier::Hot => FileKind::Hot,
-                Tier::Cold => FileKind::Cold,
-            };
-            (kind, candidates[*at].key.as_str())
+            (tier_kind(tier), candidates[*at].key.as_str())
         })
         .collect();
     let cleanup = store
@@ -904,47 +925,69 @@ fn write_catalog(
     entries: &mut Vec<(usize, Kept)>,
 ) -> Result<(), Error> {
     let mut builder = CatalogBuilder::new(branches);
-    // Entries reused as they were are decoded now (the old catalog was validated).
+    // Entries reused as they were are decoded now (the old catalog was validated); their
+    // terms stay in the old catalog's maps.
     for (_, kept) in entries.iter_mut() {
         if let (Kept::Old { pos, .. }, Some(cat)) = (&*kept, old) {
-            *kept = Kept::New(cat.session(*pos).map_err(|e| core_error(&e))?, None);
+            let pos = *pos;
+            *kept = Kept::New(
+                cat.session(pos).map_err(|e| core_error(&e))?,
+                Terms::Carried(pos),
+            );
         }
     }
+    // The old catalog passed its checksum; its maps are read whole once more before being
+    // carried over, and when they fail every session's part comes from its index file.
+    let old = old.filter(|cat| cat.validate_maps().is_ok());
     entries.retain_mut(|(at, kept)| {
-        let Kept::New(e, vocab) = kept else {
+        let Kept::New(e, terms) = kept else {
             return false;
         };
-        if vocab.is_none() {
-            let kind = match e.tier {
-                Tier::Hot => FileKind::Hot,
-                Tier::Cold => FileKind::Cold,
-            };
-            let path = store.path(branches, kind, &candidates[*at].key);
-            // Mapped, not read: every hot shard of the corpus passes through here.
-            *vocab = Mmap::open(&path).ok().and_then(|m| match e.tier {
-                Tier::Hot => hot::HotShard::open(m)
-                    .and_then(|h| SessionTerms::of_hot(&h))
-                    .ok(),
-                Tier::Cold => cold::ColdDigest::open(m)
-                    .and_then(|d| SessionTerms::of_cold(&d))
-                    .ok(),
-            });
-            if vocab.is_none() {
-                return false;
-            }
+        if matches!(terms, Terms::Carried(_)) && old.is_some() {
+            return true;
         }
-        true
+        if let Terms::Built(_) = terms {
+            return true;
+        }
+        let path = store.path(branches, tier_kind(e.tier), &candidates[*at].key);
+        // Mapped, not read.
+        let opened = Mmap::open(&path).ok().and_then(|m| match e.tier {
+            Tier::Hot => hot::HotShard::open(m)
+                .and_then(|h| SessionTerms::of_hot(&h))
+                .ok(),
+            Tier::Cold => cold::ColdDigest::open(m)
+                .and_then(|d| SessionTerms::of_cold(&d))
+                .ok(),
+        });
+        match opened {
+            Some(t) => {
+                *terms = Terms::Built(t);
+                true
+            }
+            None => false,
+        }
     });
     for (_, kept) in entries.iter_mut() {
-        if let Kept::New(e, vocab) = kept {
-            builder
-                .add_with(e, vocab.take().unwrap_or_default())
-                .map_err(|e| core_error(&e))?;
+        if let Kept::New(e, terms) = kept {
+            match (std::mem::replace(terms, Terms::File), old) {
+                (Terms::Built(t), _) => builder.add_with(e, t),
+                (Terms::Carried(pos), Some(cat)) => builder.add_carried(e, cat, pos),
+                _ => continue,
+            }
+            .map_err(|e| core_error(&e))?;
         }
     }
-    let bytes = builder.finish().map_err(|e| core_error(&e))?;
+    let bytes = builder.finish_from(old).map_err(|e| core_error(&e))?;
     store
         .write(branches, FileKind::Catalog, "", &bytes)
         .map_err(|e| core_error(&e))?;
     Ok(())
+}
+
+/// The index file kind of a tier.
+fn tier_kind(tier: Tier) -> FileKind {
+    match tier {
+        Tier::Hot => FileKind::Hot,
+        Tier::Cold => FileKind::Cold,
+    }
 }

@@ -400,3 +400,76 @@ fn an_appended_session_parses_only_the_new_bytes() {
     assert_eq!((r.indexed, r.appended), (1, 0), "{r:?}");
     assert_eq!(r.bytes_parsed, fs::metadata(&claude).unwrap().len());
 }
+
+/// A sync that changes some sessions writes its catalog from the previous one (the terms,
+/// ids and totals of untouched sessions carried over, renumbered) instead of opening every
+/// index file: after each kind of change the catalog is byte for byte the one a clean build
+/// of the same sources writes.
+#[test]
+fn a_catalog_written_from_the_last_one_equals_a_clean_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, files) = corpus(tmp.path());
+    let config = Config {
+        hot_sessions: 2,
+        ..Config::default()
+    };
+    // The Claude session is hot from the start (newer than the others).
+    let claude = find(&files, "claude-code/");
+    set_mtime(
+        &claude,
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_750_000_000),
+    );
+    let m = memory(tmp.path(), &src, config.clone());
+    let catalog = |root: &Path| {
+        fs::read(root.join(format!("index/v{FORMAT_VERSION}/active/catalog"))).unwrap()
+    };
+    let mut step = 0;
+    let mut same_as_clean = |what: &str| {
+        step += 1;
+        let clean = tmp.path().join(format!("clean{step}"));
+        let fresh = memory(&clean, &src, config.clone());
+        let r = sync(&fresh);
+        assert_eq!(r.reused, 0);
+        assert_eq!(catalog(tmp.path()), catalog(&clean), "{what}");
+    };
+    sync(&m);
+    same_as_clean("first sync");
+
+    // An appended hot session (its terms read from its continued shard).
+    let line = "{\"type\":\"user\",\"uuid\":\"c0000001-0000-4000-8000-000000000009\",\"parentUuid\":\"c0000001-0000-4000-8000-000000000008\",\"isSidechain\":false,\"sessionId\":\"3f9d2c71-8a4e-4b6f-9c3d-2e1f0a9b8c7d\",\"timestamp\":\"2026-11-03T14:01:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"zqcarried appended words\"}}\n";
+    let mut f = fs::OpenOptions::new().append(true).open(&claude).unwrap();
+    std::io::Write::write_all(&mut f, line.as_bytes()).unwrap();
+    drop(f);
+    let r = sync(&m);
+    assert_eq!((r.appended, r.reused), (1, 3), "{r:?}");
+    same_as_clean("append");
+
+    // A new session, newest of all: it turns hot and pushes another one cold.
+    let copy = claude.with_file_name("copy-of-claude.jsonl");
+    fs::copy(&claude, &copy).unwrap();
+    set_mtime(
+        &copy,
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+    );
+    let r = sync(&m);
+    assert_eq!((r.indexed, r.reused), (2, 3), "{r:?}");
+    same_as_clean("new session and a tier move");
+
+    // Content unchanged but the stat moved: the entry is updated, its terms carried.
+    let codex = find(&files, "codex/");
+    set_mtime(
+        &codex,
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000),
+    );
+    let r = sync(&m);
+    assert_eq!((r.indexed, r.reused), (0, 5), "{r:?}");
+    same_as_clean("stat moved");
+
+    // Deleted sources: their sessions leave, and so do the terms only they held.
+    fs::remove_file(&copy).unwrap();
+    let pi = find(&files, "pi/");
+    fs::remove_file(&pi).unwrap();
+    let r = sync(&m);
+    assert_eq!(r.removed, 2, "{r:?}");
+    same_as_clean("deletions");
+}
