@@ -85,9 +85,22 @@ impl super::System for Sessiondex {
             Some(work.to_path_buf()),
         )
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let report = memory
+        let mut report = memory
             .sync(Branches::Active, &mut |_, _| {})
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        // The default sync budgets (maxSyncSourceBytes) stop a first sync of a large corpus
+        // early: the build is every sync it takes until none of them is left behind.
+        let budget = |r: &sessiondex::SyncReport| {
+            r.coverage
+                .reasons
+                .iter()
+                .any(|x| x.code == "max_sync_source_bytes" || x.code == "max_sync_sessions")
+        };
+        while budget(&report) && report.indexed > 0 {
+            report = memory
+                .sync(Branches::Active, &mut |_, _| {})
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
         if report.failed > 0 {
             bail!("{} session files failed to index", report.failed);
         }
