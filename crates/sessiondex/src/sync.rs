@@ -924,7 +924,6 @@ fn write_catalog(
     candidates: &[Candidate],
     entries: &mut Vec<(usize, Kept)>,
 ) -> Result<(), Error> {
-    let mut builder = CatalogBuilder::new(branches);
     // Entries reused as they were are decoded now (the old catalog was validated); their
     // terms stay in the old catalog's maps.
     for (_, kept) in entries.iter_mut() {
@@ -936,9 +935,28 @@ fn write_catalog(
             );
         }
     }
-    // The old catalog passed its checksum; its maps are read whole once more before being
-    // carried over, and when they fail every session's part comes from its index file.
-    let old = old.filter(|cat| cat.validate_maps().is_ok());
+    let bytes = match catalog_bytes(store, branches, old, candidates, entries) {
+        Ok(bytes) => bytes,
+        // The old catalog passed its checksum but its maps could not be carried over: every
+        // session's part comes from its index file (the builder left every entry `File`).
+        Err(_) if old.is_some() => catalog_bytes(store, branches, None, candidates, entries)?,
+        Err(e) => return Err(e),
+    };
+    store
+        .write(branches, FileKind::Catalog, "", &bytes)
+        .map_err(|e| core_error(&e))?;
+    Ok(())
+}
+
+/// The catalog of `entries`: terms carried from `old`, given, or read from index files
+/// (a session whose file does not open is left out). Every entry's terms are `File` after.
+fn catalog_bytes(
+    store: &Store,
+    branches: Branches,
+    old: Option<&Catalog<Mmap>>,
+    candidates: &[Candidate],
+    entries: &mut Vec<(usize, Kept)>,
+) -> Result<Aligned, Error> {
     entries.retain_mut(|(at, kept)| {
         let Kept::New(e, terms) = kept else {
             return false;
@@ -967,21 +985,24 @@ fn write_catalog(
             None => false,
         }
     });
+    let mut builder = CatalogBuilder::new(branches);
+    let mut result = Ok(());
     for (_, kept) in entries.iter_mut() {
         if let Kept::New(e, terms) = kept {
-            match (std::mem::replace(terms, Terms::File), old) {
+            let added = match (std::mem::replace(terms, Terms::File), old) {
                 (Terms::Built(t), _) => builder.add_with(e, t),
                 (Terms::Carried(pos), Some(cat)) => builder.add_carried(e, cat, pos),
                 _ => continue,
+            };
+            // Every entry is left `File`, also after an error.
+            if result.is_ok() {
+                result = added.map(|_| ());
             }
-            .map_err(|e| core_error(&e))?;
         }
     }
-    let bytes = builder.finish_from(old).map_err(|e| core_error(&e))?;
-    store
-        .write(branches, FileKind::Catalog, "", &bytes)
-        .map_err(|e| core_error(&e))?;
-    Ok(())
+    result
+        .and_then(|()| builder.finish_from(old))
+        .map_err(|e| core_error(&e))
 }
 
 /// The index file kind of a tier.

@@ -473,3 +473,45 @@ fn a_catalog_written_from_the_last_one_equals_a_clean_build() {
     assert_eq!(r.removed, 2, "{r:?}");
     same_as_clean("deletions");
 }
+
+/// A previous catalog that passes its checksum but whose merged maps cannot be read (a
+/// posting list damaged and the file resealed): a sync that changes a session does not fail
+/// nor carry the damage over; it reads every index file and writes the clean build's catalog.
+#[test]
+fn a_catalog_whose_maps_fail_is_not_carried_over() {
+    use sessiondex_core::catalog::Catalog;
+    use sessiondex_core::format;
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, files) = corpus(tmp.path());
+    let m = memory(tmp.path(), &src, Config::default());
+    sync(&m);
+    let path = tmp
+        .path()
+        .join(format!("index/v{FORMAT_VERSION}/active/catalog"));
+    let good = fs::read(&path).unwrap();
+    // The first byte whose change leaves the catalog opening and its columns valid but its
+    // maps unreadable.
+    let damaged = (format::HEADER_LEN..good.len() - format::FOOTER_LEN)
+        .find_map(|at| {
+            let mut b = good.clone();
+            b[at] ^= 0x80;
+            let b = format::reseal(&b);
+            let cat = Catalog::open(b.as_slice()).ok()?;
+            (cat.validate().is_ok() && cat.validate_maps().is_err()).then(|| b.as_slice().to_vec())
+        })
+        .expect("a posting byte to damage");
+    fs::write(&path, &damaged).unwrap();
+    let pi = find(&files, "pi/");
+    let mut f = fs::OpenOptions::new().append(true).open(&pi).unwrap();
+    std::io::Write::write_all(&mut f, b"\n").unwrap();
+    drop(f);
+    let r = sync(&m);
+    assert_eq!(r.reused + r.indexed, 4, "{r:?}");
+    let clean = tmp.path().join("clean");
+    sync(&memory(&clean, &src, Config::default()));
+    let rebuilt = fs::read(&path).unwrap();
+    assert_eq!(
+        rebuilt,
+        fs::read(clean.join(format!("index/v{FORMAT_VERSION}/active/catalog"))).unwrap()
+    );
+}
