@@ -77,8 +77,9 @@ pub struct Listed {
     raw: std::ffi::OsString,
 }
 
-/// The entries of one branch directory ([`Store::listing`]), read once by a sync for both its reuse checks (is
-/// each index file there, with the length its catalog recorded) and its cleanup.
+/// The entries of one branch directory ([`Store::listing`]), read once by a sync for both
+/// its reuse checks (is each index file there, with the length its catalog recorded) and its
+/// cleanup.
 #[derive(Debug, Clone)]
 pub struct Listing {
     branches: Branches,
