@@ -1136,15 +1136,24 @@ pub fn recall(
             true
         }
         Target::Many(list) => {
-            let mut list = list;
             let entries = index.entries();
-            list.sort_by(|&a, &b| {
-                entries[b]
-                    .summary
-                    .last_ts
-                    .cmp(&entries[a].summary.last_ts)
-                    .then_with(|| entries[a].identity.path.cmp(&entries[b].identity.path))
-            });
+            // Newest first (paths are unique, so the order is total).
+            let order = index.newest_first();
+            let list: Vec<usize> = if list.len() == entries.len() {
+                order.iter().map(|&i| i as usize).collect()
+            } else {
+                let mut member = vec![false; entries.len()];
+                for &i in &list {
+                    if let Some(m) = member.get_mut(i) {
+                        *m = true;
+                    }
+                }
+                order
+                    .iter()
+                    .map(|&i| i as usize)
+                    .filter(|&i| member[i])
+                    .collect()
+            };
             s.coverage.eligible_sessions = list.len() as u64;
             let cands = candidate_sessions(&mut s, index)?;
             let mut cold_seen = 0usize;
@@ -1590,6 +1599,67 @@ mod prefilter_tests {
             files(&root.join(d), &mut all);
         }
         all
+    }
+
+    /// Sessions that tie on score and last timestamp (the same file under several names,
+    /// added in no particular order) are paged by path, in a global scope and in a project
+    /// scope (a subset of the sessions), all hot and all cold.
+    #[test]
+    fn ties_go_to_the_path() {
+        let one = concat!(
+            r#"{"type":"session","version":3,"id":"tie","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"message","id":"t1","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"zqtie alike"}}"#,
+            "\n"
+        );
+        let other = one.replace("\"/p\"", "\"/elsewhere\"");
+        let names = [
+            "m.jsonl",
+            "b.jsonl",
+            "z.jsonl",
+            "a.jsonl",
+            "q/c.jsonl",
+            "k.jsonl",
+        ];
+        for (hot, scope, want) in [
+            (
+                100,
+                Scope::Global,
+                vec!["a", "b", "elsewhere", "k", "m", "q/c", "z"],
+            ),
+            (100, Scope::Project, vec!["a", "b", "k", "m", "q/c", "z"]),
+            (
+                0,
+                Scope::Global,
+                vec!["a", "b", "elsewhere", "k", "m", "q/c", "z"],
+            ),
+            (0, Scope::Project, vec!["a", "b", "k", "m", "q/c", "z"]),
+        ] {
+            let mut m = MemoryIndex::new(MemoryConfig {
+                hot_sessions: Some(hot),
+                ..MemoryConfig::default()
+            });
+            for n in names {
+                m.add_file(n, one.as_bytes()).unwrap();
+            }
+            m.add_file("elsewhere.jsonl", other.as_bytes()).unwrap();
+            let opts = m.engine_options();
+            let index = m.index(Branches::Active).unwrap();
+            let req = RecallRequest {
+                query: Some("zqtie".into()),
+                scope: Some(scope.clone()),
+                cwd: Some("/p".into()),
+                page_size: Some(20),
+                ..RecallRequest::default()
+            };
+            let page = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+            let files: Vec<String> = page
+                .hits
+                .iter()
+                .map(|h| h.file.trim_end_matches(".jsonl").to_owned())
+                .collect();
+            assert_eq!(files, want, "hot {hot}, {scope:?}");
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! backend holds.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::json;
 use sessiondex_core::catalog::{Catalog, CatalogEntry, Tier};
@@ -108,6 +108,8 @@ pub struct Index {
     /// Hot shards opened (and checked) so far, per catalog position: an index kept across
     /// calls opens each shard once.
     hot: Vec<Mutex<Option<Arc<HotShard<Bytes>>>>>,
+    /// [`Index::newest_first`], computed by the first call that needs it.
+    newest_first: OnceLock<Vec<u32>>,
 }
 
 /// A session named by id or path, resolved.
@@ -297,6 +299,7 @@ impl Index {
             catalog,
             catalog_file: Some((path, stamp)),
             hot,
+            newest_first: OnceLock::new(),
         })
     }
 
@@ -341,6 +344,7 @@ impl Index {
             #[cfg(feature = "fs")]
             catalog_file: None,
             hot,
+            newest_first: OnceLock::new(),
         })
     }
 
@@ -370,6 +374,25 @@ impl Index {
     #[must_use]
     pub fn entries(&self) -> &[CatalogEntry] {
         &self.entries
+    }
+
+    /// The positions of every session, newest first: by last timestamp descending (none
+    /// last), then path. The order every multi-session recall walks sessions in, sorted once
+    /// per index (at 10,000 sessions the sort was about 40% of a rare-term recall).
+    #[must_use]
+    pub fn newest_first(&self) -> &[u32] {
+        self.newest_first.get_or_init(|| {
+            let e = &self.entries;
+            let mut order: Vec<u32> = (0..e.len()).filter_map(|i| u32::try_from(i).ok()).collect();
+            order.sort_unstable_by(|&a, &b| {
+                let (a, b) = (&e[a as usize], &e[b as usize]);
+                b.summary
+                    .last_ts
+                    .cmp(&a.summary.last_ts)
+                    .then_with(|| a.identity.path.cmp(&b.identity.path))
+            });
+            order
+        })
     }
 
     /// The catalog, when one was written.
