@@ -17,7 +17,6 @@ use std::sync::Arc;
 
 use fst::Streamer;
 use serde_json::json;
-use sessiondex_core::catalog::Tier;
 use sessiondex_core::cold::{ColdDigest, Field};
 use sessiondex_core::hot::{self, HotEntry, HotShard};
 use sessiondex_core::tokenize::nfkc;
@@ -1158,11 +1157,14 @@ pub fn recall(
             let cands = candidate_sessions(&mut s, index)?;
             let mut cold_seen = 0usize;
             let mut skipped_cold = 0u64;
+            // One byte per session instead of its whole entry: most sessions of a large
+            // index are skipped, and their entries would only miss the cache.
+            let flags = index.session_flags();
             for i in list {
-                let e = &entries[i];
-                if !e.summary.coverage.complete {
+                let f = flags.get(i).copied().unwrap_or(0);
+                if f & crate::index::INCOMPLETE != 0 {
                     s.coverage.incomplete_sessions += 1;
-                    for r in &e.summary.coverage.reasons {
+                    for r in &entries[i].summary.coverage.reasons {
                         // Every token of a cut entry is posted: the cut alone loses nothing
                         // here (phrase and regex add it below when they meet a cut entry).
                         if r.code != reason::MAX_ENTRY_CHARS {
@@ -1170,7 +1172,7 @@ pub fn recall(
                         }
                     }
                 }
-                let cold = e.tier == Tier::Cold;
+                let cold = f & crate::index::COLD != 0;
                 let skip = cands
                     .as_ref()
                     .is_some_and(|c| !c.get(i).copied().unwrap_or(true));
@@ -1208,6 +1210,7 @@ pub fn recall(
                     skipped_cold += 1;
                     continue;
                 }
+                let e = &entries[i];
                 slots.push(Slot {
                     session_id: Cow::Borrowed(&e.summary.session_id),
                     file: Cow::Borrowed(&e.identity.path),

@@ -110,7 +110,14 @@ pub struct Index {
     hot: Vec<Mutex<Option<Arc<HotShard<Bytes>>>>>,
     /// [`Index::newest_first`], computed by the first call that needs it.
     newest_first: OnceLock<Vec<u32>>,
+    /// [`Index::session_flags`], likewise.
+    flags: OnceLock<Vec<u8>>,
 }
+
+/// [`Index::session_flags`]: the session has a cold digest.
+pub const COLD: u8 = 1;
+/// [`Index::session_flags`]: the session's coverage is incomplete.
+pub const INCOMPLETE: u8 = 2;
 
 /// A session named by id or path, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -300,6 +307,7 @@ impl Index {
             catalog_file: Some((path, stamp)),
             hot,
             newest_first: OnceLock::new(),
+            flags: OnceLock::new(),
         })
     }
 
@@ -345,6 +353,7 @@ impl Index {
             catalog_file: None,
             hot,
             newest_first: OnceLock::new(),
+            flags: OnceLock::new(),
         })
     }
 
@@ -392,6 +401,25 @@ impl Index {
                     .then_with(|| a.identity.path.cmp(&b.identity.path))
             });
             order
+        })
+    }
+
+    /// One byte per session (by position): [`COLD`] and [`INCOMPLETE`].
+    #[must_use]
+    pub fn session_flags(&self) -> &[u8] {
+        self.flags.get_or_init(|| {
+            self.entries
+                .iter()
+                .map(|e| {
+                    let cold = if e.tier == Tier::Cold { COLD } else { 0 };
+                    let incomplete = if e.summary.coverage.complete {
+                        0
+                    } else {
+                        INCOMPLETE
+                    };
+                    cold | incomplete
+                })
+                .collect()
         })
     }
 
