@@ -990,17 +990,12 @@ fn target(index: &Index, ctx: &QueryContext, v: &ValidRecall) -> Result<Target, 
                 )
                 .with_details(json!({"field": "scope"})));
             };
+            let entries = index.entries();
             let newest = index
-                .entries()
+                .newest_first()
                 .iter()
-                .enumerate()
-                .filter(|(_, e)| e.summary.cwd.as_deref().map(norm_dir) == Some(norm_dir(cwd)))
-                .max_by(|(_, a), (_, b)| {
-                    a.summary
-                        .last_ts
-                        .cmp(&b.summary.last_ts)
-                        .then_with(|| b.identity.path.cmp(&a.identity.path))
-                });
+                .map(|&i| (i as usize, &entries[i as usize]))
+                .find(|(_, e)| e.summary.cwd.as_deref().map(norm_dir) == Some(norm_dir(cwd)));
             match newest {
                 Some((i, e)) => Ok(Target::One(e.identity.path.clone(), Some(i))),
                 None => Err(Error::new(
@@ -1606,7 +1601,8 @@ mod prefilter_tests {
 
     /// Sessions that tie on score and last timestamp (the same file under several names,
     /// added in no particular order) are paged by path, in a global scope and in a project
-    /// scope (a subset of the sessions), all hot and all cold.
+    /// scope (a subset of the sessions), all hot and all cold; scope `session` picks the
+    /// first of them by path.
     #[test]
     fn ties_go_to_the_path() {
         let one = concat!(
@@ -1662,6 +1658,15 @@ mod prefilter_tests {
                 .map(|h| h.file.trim_end_matches(".jsonl").to_owned())
                 .collect();
             assert_eq!(files, want, "hot {hot}, {scope:?}");
+            // Scope `session` without a current session: the newest session of the cwd,
+            // the first by path among those tying on time.
+            let req = RecallRequest {
+                scope: Some(Scope::Session),
+                ..req
+            };
+            let page = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+            assert!(!page.hits.is_empty());
+            assert!(page.hits.iter().all(|h| h.file == "a.jsonl"), "hot {hot}");
         }
     }
 

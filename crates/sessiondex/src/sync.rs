@@ -129,7 +129,8 @@ enum Terms {
     /// The last catalog's maps, where the session is at this position: its index file is
     /// the one that catalog lists, so nothing needs opening.
     Carried(usize),
-    /// Its index file, opened when the catalog is written (an appended hot shard).
+    /// Its index file, opened when the catalog is written (an appended hot shard, or a stale
+    /// session whose old file the listing did not find as recorded).
     File,
 }
 
