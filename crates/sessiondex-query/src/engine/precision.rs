@@ -154,6 +154,12 @@ pub(super) fn add_and_tier(
         // Cold sessions: entry ids and operation addresses in the digests' tuples.
         for (k, slot) in slots.iter().enumerate().filter(|(_, sl)| sl.cold) {
             let Some(ci) = slot.catalog else { continue };
+            // Only a session holding an id with the query's key can hold a match.
+            if let Some(w) = &s.id_walk {
+                if !w.get(ci).copied().unwrap_or(true) {
+                    continue;
+                }
+            }
             let summary = &index.entries()[ci].summary;
             if has_time(s.v) {
                 let (since, until) = (
@@ -439,6 +445,20 @@ mod tests {
         ] {
             run(&mut m, serde_json::json!({"query": q}));
         }
+    }
+
+    #[test]
+    fn ids_resolve_in_cold_sessions() {
+        // Every session cold: ids come from the digests' tuples of the sessions whose catalog
+        // id keys hold the query's key, and only from those.
+        let mut m = memory(Some(0));
+        let p = run(&mut m, serde_json::json!({"query": "a1b2c3d4e5f60002"}));
+        assert_eq!(names(&p), ["old.jsonl#1"]);
+        assert_eq!(p.hits[0].kind, HitKind::Entry);
+        let p = run(&mut m, serde_json::json!({"query": "A1B2C3D4-E5F6"}));
+        assert_eq!(names(&p), ["old.jsonl#1"]);
+        let p = run(&mut m, serde_json::json!({"query": "a1b2c3d4e5f69999"}));
+        assert!(p.hits.is_empty(), "{:?}", names(&p));
     }
 
     #[test]
