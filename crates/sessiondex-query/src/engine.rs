@@ -1267,7 +1267,7 @@ pub fn recall(
             }
             let mut found = Vec::new();
             if structural {
-                let Some(d) = index.cold(ci)? else {
+                let Some(d) = index.cold_shared(ci)? else {
                     s.coverage.add_reason("index_file_missing");
                     continue;
                 };

@@ -108,6 +108,8 @@ pub struct Index {
     /// Hot shards opened (and checked) so far, per catalog position: an index kept across
     /// calls opens each shard once.
     hot: Vec<Mutex<Option<Arc<HotShard<Bytes>>>>>,
+    /// Cold digests opened (and checked) so far, per catalog position, likewise.
+    cold: Vec<Mutex<Option<Arc<ColdDigest<Bytes>>>>>,
     /// [`Index::newest_first`], computed by the first call that needs it.
     newest_first: OnceLock<Vec<u32>>,
     /// [`Index::session_flags`], likewise.
@@ -299,6 +301,7 @@ impl Index {
         };
         let entries = decode(catalog.as_ref())?;
         let hot = (0..entries.len()).map(|_| Mutex::new(None)).collect();
+        let cold = (0..entries.len()).map(|_| Mutex::new(None)).collect();
         Ok(Index {
             backend: Backend::Store(store),
             branches,
@@ -306,6 +309,7 @@ impl Index {
             catalog,
             catalog_file: Some((path, stamp)),
             hot,
+            cold,
             newest_first: OnceLock::new(),
             flags: OnceLock::new(),
         })
@@ -341,6 +345,7 @@ impl Index {
             ));
         }
         let hot = (0..entries.len()).map(|_| Mutex::new(None)).collect();
+        let cold = (0..entries.len()).map(|_| Mutex::new(None)).collect();
         Ok(Index {
             backend: Backend::Memory {
                 files: parts.files,
@@ -352,6 +357,7 @@ impl Index {
             #[cfg(feature = "fs")]
             catalog_file: None,
             hot,
+            cold,
             newest_first: OnceLock::new(),
             flags: OnceLock::new(),
         })
@@ -497,6 +503,28 @@ impl Index {
             None => Ok(None),
             Some(b) => ColdDigest::open(b).map(Some).map_err(|e| core_error(&e)),
         }
+    }
+
+    /// [`Index::cold`], opened and checked once per index and shared, as [`Index::hot_shared`].
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the file fails its checks.
+    pub fn cold_shared(&self, i: usize) -> Result<Option<Arc<ColdDigest<Bytes>>>, Error> {
+        let Some(slot) = self.cold.get(i) else {
+            return Ok(None);
+        };
+        let mut slot = slot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(digest) = slot.as_ref() {
+            if digest.bytes().unchanged() {
+                return Ok(Some(Arc::clone(digest)));
+            }
+        }
+        let digest = self.cold(i)?.map(Arc::new);
+        slot.clone_from(&digest);
+        Ok(digest)
     }
 
     /// Reads the source `path` (from disk, or the bytes held in memory), checks its integrity

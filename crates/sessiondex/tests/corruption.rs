@@ -213,6 +213,68 @@ fn every_damaged_index_file_is_detected_and_the_next_sync_rebuilds_it() {
     assert!(detected > 0);
 }
 
+/// Damages every file of `kind` in place (same inode, same length) and checks that the next
+/// call of `m` answers `first` again and rewrites the files as they were.
+fn damage_in_place_between_calls(
+    m: &Memory,
+    index: &Path,
+    kind: Kind,
+    q: &RecallRequest,
+    first: &sessiondex::Page,
+) {
+    // The file times are coarse (a few ms): wait so the write is seen as one.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let files = files_of(index, kind);
+    assert!(!files.is_empty());
+    let sound: Vec<Vec<u8>> = files.iter().map(|p| fs::read(p).unwrap()).collect();
+    for path in &files {
+        let mut bytes = fs::read(path).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0xff;
+        fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes))
+            .unwrap();
+    }
+    let again = m.recall_in(q, &ctx()).unwrap();
+    assert_eq!(
+        serde_json::to_value(&again).unwrap(),
+        serde_json::to_value(first).unwrap(),
+        "the damaged {kind:?} files were used or not repaired"
+    );
+    for (path, sound) in files.iter().zip(&sound) {
+        assert_eq!(
+            &fs::read(path).unwrap(),
+            sound,
+            "{} not rebuilt",
+            path.display()
+        );
+    }
+}
+
+/// The same for cold digests, which a structural recall opens (and keeps, like hot shards).
+#[test]
+fn a_memory_kept_across_calls_sees_damaged_cold_digests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, _) = corpus(tmp.path());
+    let config = Config {
+        hot_sessions: 0,
+        ..Config::default()
+    };
+    let m = memory(tmp.path(), &src, config);
+    let q = request(r#"{"role": "user", "scope": "global"}"#);
+    let first = m.recall_in(&q, &ctx()).unwrap();
+    assert!(!first.hits.is_empty());
+    assert!(first
+        .hits
+        .iter()
+        .all(|h| !h.matched_structural_entries.is_empty()));
+    let again = m.recall_in(&q, &ctx()).unwrap();
+    assert_eq!(again, first);
+    damage_in_place_between_calls(&m, &tmp.path().join("index"), Kind::Cold, &q, &first);
+}
+
 /// One `Memory` answers many calls from the index it opened first (hot shards opened and
 /// checked once). What changes on disk between calls is still seen: a hot shard written in
 /// place is checked again (and the damage repaired), a sync that changed the catalog makes
@@ -227,36 +289,7 @@ fn a_memory_kept_across_calls_sees_damage_and_new_entries() {
     assert!(!first.hits.is_empty());
     assert!(first.coverage.complete);
 
-    // Damage every hot shard in place (same inode, same length). The file times are
-    // coarse (a few ms): wait so the write is seen as one.
-    std::thread::sleep(std::time::Duration::from_millis(50));
-    let hot = files_of(&tmp.path().join("index"), Kind::Hot);
-    assert!(!hot.is_empty());
-    let sound: Vec<Vec<u8>> = hot.iter().map(|p| fs::read(p).unwrap()).collect();
-    for path in &hot {
-        let mut bytes = fs::read(path).unwrap();
-        let mid = bytes.len() / 2;
-        bytes[mid] ^= 0xff;
-        fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes))
-            .unwrap();
-    }
-    let again = m.recall_in(&q, &ctx()).unwrap();
-    assert_eq!(
-        serde_json::to_value(&again).unwrap(),
-        serde_json::to_value(&first).unwrap(),
-        "the damaged shards were used or not repaired"
-    );
-    for (path, sound) in hot.iter().zip(&sound) {
-        assert_eq!(
-            &fs::read(path).unwrap(),
-            sound,
-            "{} not rebuilt",
-            path.display()
-        );
-    }
+    damage_in_place_between_calls(&m, &tmp.path().join("index"), Kind::Hot, &q, &first);
 
     // A new entry appended to a source: the sync rewrites the catalog, the next call sees it.
     let claude = files

@@ -176,7 +176,7 @@ pub(super) fn add_and_tier(
                     _ => continue,
                 }
             }
-            let Some(d) = index.cold(ci)? else {
+            let Some(d) = index.cold_shared(ci)? else {
                 s.coverage.add_reason("index_file_missing");
                 continue;
             };
@@ -336,7 +336,7 @@ pub(super) fn cold_entry_hit(
     let Some(ci) = slot.catalog else {
         return Ok(None);
     };
-    let Some(d) = index.cold(ci)? else {
+    let Some(d) = index.cold_shared(ci)? else {
         return Ok(None);
     };
     let Some(t) = d.tuple(ord as usize) else {
