@@ -110,8 +110,8 @@ struct EntryCand {
 
 struct ColdCand {
     slot: usize,
-    groups: Vec<usize>,
-    terms: Vec<String>,
+    /// Its notes in [`Search::cold_terms`].
+    notes: std::ops::Range<usize>,
     structural: Vec<StructuralEntry>,
 }
 
@@ -138,6 +138,8 @@ struct Search<'a> {
     cold_df: Vec<u64>,
     entries: Vec<EntryCand>,
     colds: Vec<ColdCand>,
+    /// What the cold sessions' vocabularies hold.
+    cold_terms: ColdTerms,
     highlight: BTreeSet<String>,
     budget: HaystackBudget,
     regex_stopped: bool,
@@ -764,20 +766,76 @@ impl Search<'_> {
     }
 }
 
-/// Per cold session (catalog ordinal): the groups and terms its vocabulary holds.
-type ColdTerms = HashMap<u32, (BTreeSet<usize>, Vec<String>)>;
+/// Which query groups and terms the vocabulary of each cold session (catalog ordinal) holds:
+/// one `(session, group, term)` note per match, each term's text kept once. A common term
+/// notes every session of the catalog, so a note is three integers, not a map entry with
+/// strings of its own.
+#[derive(Debug, Default)]
+struct ColdTerms {
+    names: Vec<String>,
+    ids: HashMap<String, u32>,
+    /// In the order noted until [`ColdTerms::seal`], then by session (stable).
+    notes: Vec<(u32, u32, u32)>,
+}
 
-fn note(map: &mut ColdTerms, session: u32, group: usize, term: &str) {
-    let e = map.entry(session).or_default();
-    e.0.insert(group);
-    if e.1.len() < MAX_MATCHED_TERMS && !e.1.iter().any(|t| t == term) {
-        e.1.push(term.to_owned());
+impl ColdTerms {
+    /// The id of `term`'s text.
+    fn name(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.ids.get(term) {
+            return id;
+        }
+        #[allow(clippy::cast_possible_truncation)]
+        let id = self.names.len() as u32;
+        self.names.push(term.to_owned());
+        self.ids.insert(term.to_owned(), id);
+        id
+    }
+
+    #[allow(clippy::cast_possible_truncation)]
+    fn note(&mut self, session: u32, group: usize, name: u32) {
+        self.notes.push((session, group as u32, name));
+    }
+
+    /// Orders the notes by session, each session's in the order noted.
+    fn seal(&mut self) {
+        self.notes.sort_by_key(|n| n.0);
+    }
+
+    /// The notes of `session` (after [`ColdTerms::seal`]), as a range of positions.
+    fn of(&self, session: u32) -> std::ops::Range<usize> {
+        let start = self.notes.partition_point(|n| n.0 < session);
+        let end = start + self.notes[start..].partition_point(|n| n.0 == session);
+        start..end
+    }
+
+    /// Whether the notes in `range` hold query group `group`.
+    fn holds(&self, range: &std::ops::Range<usize>, group: usize) -> bool {
+        self.notes
+            .get(range.clone())
+            .is_some_and(|ns| ns.iter().any(|n| n.1 as usize == group))
+    }
+
+    /// The first [`MAX_MATCHED_TERMS`] distinct terms of the notes in `range`, in the order
+    /// noted.
+    fn terms(&self, range: &std::ops::Range<usize>) -> Vec<String> {
+        let mut ids: Vec<u32> = Vec::new();
+        for n in self.notes.get(range.clone()).unwrap_or_default() {
+            if ids.len() == MAX_MATCHED_TERMS {
+                break;
+            }
+            if !ids.contains(&n.2) {
+                ids.push(n.2);
+            }
+        }
+        ids.iter()
+            .filter_map(|&i| self.names.get(i as usize).cloned())
+            .collect()
     }
 }
 
 /// Which cold sessions' vocabularies hold what, from the catalog's merged term map.
 fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
-    let mut out = ColdTerms::new();
+    let mut out = ColdTerms::default();
     let Some(cat) = index.catalog() else {
         return Ok(out);
     };
@@ -800,8 +858,13 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                     vec![t.clone()]
                 };
                 for term in group {
-                    for sess in cat.sessions_with(&term).map_err(ce)? {
-                        note(&mut out, sess, g, &term);
+                    let sessions = cat.sessions_with(&term).map_err(ce)?;
+                    if sessions.is_empty() {
+                        continue;
+                    }
+                    let name = out.name(&term);
+                    for sess in sessions {
+                        out.note(sess, g, name);
                     }
                 }
             }
@@ -815,11 +878,12 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
             let mut stream = map.stream();
             // Per token: the sessions holding a term that can carry it (the first token may
             // end a longer term, the last may start one: phrases match substrings).
-            let mut per_token: Vec<HashMap<u32, String>> = vec![HashMap::new(); k];
+            let mut per_token: Vec<HashMap<u32, u32>> = vec![HashMap::new(); k];
             while let Some((term, ord)) = stream.next() {
                 let Ok(term) = std::str::from_utf8(term) else {
                     continue;
                 };
+                let mut name = None;
                 for (j, tok) in tokens.iter().enumerate() {
                     let ok = if k == 1 {
                         term.contains(tok.as_str())
@@ -831,19 +895,20 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                         term == tok
                     };
                     if ok {
+                        let name = *name.get_or_insert_with(|| out.name(term));
                         for sess in cat.sessions_at(ord).map_err(ce)? {
-                            per_token[j].entry(sess).or_insert_with(|| term.to_owned());
+                            per_token[j].entry(sess).or_insert(name);
                         }
                     }
                 }
             }
             if let Some((first, rest)) = per_token.split_first() {
-                for (&sess, term) in first {
+                for (&sess, &name) in first {
                     if rest.iter().all(|m| m.contains_key(&sess)) {
-                        note(&mut out, sess, 0, term);
+                        out.note(sess, 0, name);
                         for m in rest {
-                            if let Some(t) = m.get(&sess) {
-                                note(&mut out, sess, 0, t);
+                            if let Some(&t) = m.get(&sess) {
+                                out.note(sess, 0, t);
                             }
                         }
                     }
@@ -861,8 +926,9 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                     stopped = true;
                     break;
                 }
+                let name = out.name(&term);
                 for sess in cat.sessions_at(ord).map_err(ce)? {
-                    note(&mut out, sess, 0, &term);
+                    out.note(sess, 0, name);
                 }
             }
             if !stopped && trailing > 0 && !s.budget.charge(trailing) {
@@ -878,14 +944,15 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                     break;
                 }
                 if re.is_match_term(term) {
-                    let t = String::from_utf8_lossy(term).into_owned();
+                    let name = out.name(&String::from_utf8_lossy(term));
                     for sess in cat.sessions_at(ord).map_err(ce)? {
-                        note(&mut out, sess, 0, &t);
+                        out.note(sess, 0, name);
                     }
                 }
             }
         }
     }
+    out.seal();
     Ok(out)
 }
 
@@ -1070,6 +1137,7 @@ pub fn recall(
         cold_df: vec![0; ng],
         entries: Vec::new(),
         colds: Vec::new(),
+        cold_terms: ColdTerms::default(),
         highlight: BTreeSet::new(),
         budget: HaystackBudget::new(&opts.regex),
         regex_stopped: false,
@@ -1241,26 +1309,25 @@ pub fn recall(
                 s.coverage.add_reason(reason::COLD_REGEX_SPANS_TOKENS);
             }
         }
-        let vocab = cold_terms(&mut s, index)?;
+        s.cold_terms = cold_terms(&mut s, index)?;
         let structural = has_structural(&v);
         for (k, slot) in slots.iter().enumerate().filter(|(_, sl)| sl.cold) {
             let Some(ci) = slot.catalog else { continue };
             s.cold_docs += 1;
-            let (groups, terms) = match vocab.get(&(ci as u32)) {
-                Some((g, t)) => (g.iter().copied().collect::<Vec<_>>(), t.clone()),
-                None => (Vec::new(), Vec::new()),
-            };
-            for &g in &groups {
-                if let Some(d) = s.cold_df.get_mut(g) {
-                    *d += 1;
+            #[allow(clippy::cast_possible_truncation)]
+            let notes = s.cold_terms.of(ci as u32);
+            for g in 0..s.cold_df.len() {
+                if s.cold_terms.holds(&notes, g) {
+                    s.cold_df[g] += 1;
                 }
             }
             let lexical_ok = match &s.matcher {
                 Matcher::None => true,
-                Matcher::Terms { terms: q, .. } => {
-                    terms_match((0..q.len()).map(|g| groups.contains(&g)), v.matching)
-                }
-                Matcher::Phrase { .. } | Matcher::Regex(_) => !groups.is_empty(),
+                Matcher::Terms { terms: q, .. } => terms_match(
+                    (0..q.len()).map(|g| s.cold_terms.holds(&notes, g)),
+                    v.matching,
+                ),
+                Matcher::Phrase { .. } | Matcher::Regex(_) => !notes.is_empty(),
             };
             if !lexical_ok {
                 continue;
@@ -1317,8 +1384,7 @@ pub fn recall(
             }
             s.colds.push(ColdCand {
                 slot: k,
-                groups,
-                terms,
+                notes,
                 structural: found,
             });
         }
@@ -1351,7 +1417,7 @@ pub fn recall(
                 avg,
                 df.iter()
                     .enumerate()
-                    .map(|(g, &d)| (u32::from(c.groups.contains(&g)), d)),
+                    .map(|(g, &d)| (u32::from(s.cold_terms.holds(&c.notes, g)), d)),
             )
         } else {
             0.0
@@ -1480,7 +1546,7 @@ pub fn recall(
                     ..req.clone()
                 })?;
                 Hit {
-                    matched_terms: c.terms.clone(),
+                    matched_terms: s.cold_terms.terms(&c.notes),
                     matched_structural_entries: structural,
                     ..precision::session_hit_of(
                         slot,
@@ -1597,6 +1663,99 @@ mod prefilter_tests {
             files(&root.join(d), &mut all);
         }
         all
+    }
+
+    /// Cold sessions answer with the terms their vocabularies hold, from the catalog: each
+    /// distinct term once, in the order the query's groups found them, a session holding
+    /// more query groups first.
+    #[test]
+    fn cold_sessions_name_their_matched_terms() {
+        let session = |id: &str, ts: &str, text: &str| {
+            format!(
+                "{}\n{}\n",
+                format_args!(
+                    r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{ts}","cwd":"/p"}}"#
+                ),
+                format_args!(
+                    r#"{{"type":"message","id":"{id}-1","parentId":null,"timestamp":"{ts}","message":{{"role":"user","content":"{text}"}}}}"#
+                ),
+            )
+        };
+        let mut m = MemoryIndex::new(MemoryConfig {
+            hot_sessions: Some(0),
+            ..MemoryConfig::default()
+        });
+        for (name, ts, text) in [
+            (
+                "both.jsonl",
+                "2026-01-01T00:00:01Z",
+                "kestrel kestrels harbor",
+            ),
+            ("one.jsonl", "2026-01-01T00:00:02Z", "kestrel alone"),
+            (
+                "port.jsonl",
+                "2026-01-01T00:00:03Z",
+                "harbors harbor kestrelx",
+            ),
+            ("none.jsonl", "2026-01-01T00:00:04Z", "nothing here"),
+        ] {
+            m.add_file(name, session(name, ts, text).as_bytes())
+                .unwrap();
+        }
+        let opts = m.engine_options();
+        let index = m.index(Branches::Active).unwrap();
+        let page = |req: serde_json::Value| {
+            let mut r = RecallRequest::from_json(&req).unwrap();
+            r.scope = Some(Scope::Global);
+            let p = same_page(index, &opts, &r, &req.to_string());
+            p.hits
+                .iter()
+                .map(|h| (h.file.clone(), h.matched_terms.join(" ")))
+                .collect::<Vec<_>>()
+        };
+        let pairs = |v: &[(&str, &str)]| {
+            v.iter()
+                .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            page(serde_json::json!({"query": "kestrel harbor"})),
+            pairs(&[
+                ("both.jsonl", "kestrel harbor"),
+                ("port.jsonl", "harbor"),
+                ("one.jsonl", "kestrel"),
+            ])
+        );
+        assert_eq!(
+            page(serde_json::json!({"query": "harbor kestrel", "queryMode": "fuzzy"})),
+            pairs(&[
+                ("port.jsonl", "harbor harbors kestrelx"),
+                ("both.jsonl", "harbor kestrel kestrels"),
+                ("one.jsonl", "kestrel"),
+            ])
+        );
+        // Both groups expand to the same terms (each named once), so every session holds
+        // both groups and the newest comes first.
+        assert_eq!(
+            page(serde_json::json!({"query": "kestrel kestrels", "queryMode": "fuzzy"})),
+            pairs(&[
+                ("port.jsonl", "kestrelx"),
+                ("one.jsonl", "kestrel"),
+                ("both.jsonl", "kestrel kestrels"),
+            ])
+        );
+        assert_eq!(
+            page(serde_json::json!({"query": "kestrel[a-z]+", "queryMode": "regex"})),
+            pairs(&[("port.jsonl", "kestrelx"), ("both.jsonl", "kestrels")])
+        );
+        assert_eq!(
+            page(serde_json::json!({"query": "harbor kestrel", "queryMode": "phrase"})),
+            // Per token, the first term (in vocabulary order) that can carry it.
+            pairs(&[
+                ("port.jsonl", "harbor kestrelx"),
+                ("both.jsonl", "harbor kestrel")
+            ])
+        );
     }
 
     /// Sessions that tie on score and last timestamp (the same file under several names,
