@@ -112,7 +112,9 @@ struct ColdCand {
     slot: usize,
     /// Its notes in [`Search::cold_terms`].
     notes: std::ops::Range<usize>,
-    structural: Vec<StructuralEntry>,
+    /// Ordinals of its digest's tuples that pass the structural filters (the first
+    /// [`MAX_STRUCTURAL_ENTRIES`]).
+    structural: Vec<u32>,
 }
 
 /// A ranked item's kind.
@@ -956,11 +958,9 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
     Ok(out)
 }
 
-/// Tuples of a digest matching every structural filter; `None` when no filter is set.
-fn structural_matches(
-    v: &ValidRecall,
-    d: &ColdDigest<Bytes>,
-) -> Result<Option<Vec<StructuralEntry>>, Error> {
+/// Ordinals (ascending) of the tuples of a digest matching every structural filter; `None`
+/// when no filter is set.
+fn structural_matches(v: &ValidRecall, d: &ColdDigest<Bytes>) -> Result<Option<Vec<u32>>, Error> {
     let r = &v.request;
     let outcome = r.outcome.map(Outcome::as_str);
     let filters = [
@@ -971,32 +971,43 @@ fn structural_matches(
         (Field::Action, r.action.as_deref()),
         (Field::Outcome, outcome),
     ];
-    let mut set: Option<BTreeSet<u32>> = None;
+    let mut set: Option<Vec<u32>> = None;
     for (field, value) in filters {
         let Some(value) = value else { continue };
-        let post: BTreeSet<u32> = d
-            .field_postings(field, value)
-            .map_err(ce)?
-            .into_iter()
-            .collect();
+        let mut post = d.field_postings(field, value).map_err(ce)?;
+        post.sort_unstable();
+        post.dedup();
         set = Some(match set {
             None => post,
-            Some(s) => s.intersection(&post).copied().collect(),
+            Some(s) => {
+                let mut j = 0;
+                s.into_iter()
+                    .filter(|&x| {
+                        while post.get(j).is_some_and(|&p| p < x) {
+                            j += 1;
+                        }
+                        post.get(j) == Some(&x)
+                    })
+                    .collect()
+            }
         });
     }
-    let Some(set) = set else { return Ok(None) };
-    let mut out = Vec::new();
-    for ord in set {
-        let Some(t) = d.tuple(ord as usize) else {
-            continue;
-        };
-        out.push(StructuralEntry {
+    Ok(set.map(|mut set| {
+        set.retain(|&ord| d.tuple(ord as usize).is_some());
+        set
+    }))
+}
+
+/// The structural entries of a digest's tuples `ords`.
+fn structural_entries(d: &ColdDigest<Bytes>, ords: &[u32]) -> Vec<StructuralEntry> {
+    ords.iter()
+        .filter_map(|&ord| d.tuple(ord as usize))
+        .map(|t| StructuralEntry {
             index: u64::from(t.index()),
             entry_id: t.entry_id().ok().map(str::to_owned),
             operation_address: t.operation_address().ok().flatten().map(str::to_owned),
-        });
-    }
-    Ok(Some(out))
+        })
+        .collect()
 }
 
 enum Target {
@@ -1338,10 +1349,12 @@ pub fn recall(
                     s.coverage.add_reason("index_file_missing");
                     continue;
                 };
-                if let Some(m) = structural_matches(&v, &d)? {
+                if let Some(mut m) = structural_matches(&v, &d)? {
                     if m.is_empty() {
                         continue;
                     }
+                    // Only a page's hits name their entries, at most this many each.
+                    m.truncate(MAX_STRUCTURAL_ENTRIES);
                     found = m;
                 }
             }
@@ -1534,8 +1547,13 @@ pub fn recall(
             }
             Item::Cold(k) => {
                 let c = &s.colds[k];
-                let mut structural = c.structural.clone();
-                structural.truncate(MAX_STRUCTURAL_ENTRIES);
+                let structural = match slot.catalog {
+                    Some(ci) if !c.structural.is_empty() => index
+                        .cold_shared(ci)?
+                        .map(|d| structural_entries(&d, &c.structural))
+                        .unwrap_or_default(),
+                    _ => Vec::new(),
+                };
                 let follow = Call::recall(&RecallRequest {
                     scope: Some(Scope::Explicit(slot.file.to_string())),
                     cwd: None,
@@ -1754,6 +1772,91 @@ mod prefilter_tests {
             pairs(&[
                 ("port.jsonl", "harbor kestrelx"),
                 ("both.jsonl", "harbor kestrel")
+            ])
+        );
+    }
+
+    /// A cold session names the entries that pass the structural filters (both filters at
+    /// once, the first [`super::MAX_STRUCTURAL_ENTRIES`] by position): with one filter, the
+    /// entries the same session answers with when hot.
+    #[test]
+    fn cold_sessions_name_their_structural_entries() {
+        let mut lines = vec![
+            r#"{"type":"session","version":3,"id":"ops","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#
+                .to_owned(),
+        ];
+        let mut parent = "null".to_owned();
+        for i in 0..14 {
+            let failed = i % 4 == 3;
+            // The last call, to another tool, has no result.
+            let tool = if i == 13 { "edit" } else { "bash" };
+            lines.push(format!(
+                r#"{{"type":"message","id":"a{i}","parentId":{parent},"timestamp":"2026-01-01T00:00:{:02}Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"call_{i}","name":"{tool}","arguments":{{"command":"make step{i}"}}}}]}}}}"#,
+                2 * i + 1
+            ));
+            if i == 13 {
+                break;
+            }
+            lines.push(format!(
+                r#"{{"type":"message","id":"r{i}","parentId":"a{i}","timestamp":"2026-01-01T00:00:{:02}Z","message":{{"role":"toolResult","content":[{{"type":"text","text":"done {i}"}}],"toolCallId":"call_{i}","toolName":"bash","isError":{failed}}}}}"#,
+                2 * i + 2
+            ));
+            parent = format!("\"r{i}\"");
+        }
+        let bytes = lines.join("\n") + "\n";
+        let hits = |hot: Option<usize>, req: serde_json::Value| {
+            let mut m = MemoryIndex::new(MemoryConfig {
+                hot_sessions: hot,
+                ..MemoryConfig::default()
+            });
+            m.add_file("ops.jsonl", bytes.as_bytes()).unwrap();
+            let opts = m.engine_options();
+            let index = m.index(Branches::Active).unwrap();
+            let mut r = RecallRequest::from_json(&req).unwrap();
+            r.scope = Some(Scope::Global);
+            r.page_size = Some(50);
+            same_page(index, &opts, &r, &req.to_string()).hits
+        };
+        let listed = |hits: &[crate::request::Hit]| -> Vec<(u64, String)> {
+            hits.iter()
+                .map(|h| (h.index.unwrap(), h.entry_id.clone().unwrap()))
+                .collect()
+        };
+        let named = |hits: &[crate::request::Hit]| -> Vec<(u64, String)> {
+            assert_eq!(hits.len(), 1);
+            hits[0]
+                .matched_structural_entries
+                .iter()
+                .map(|e| (e.index, e.entry_id.clone().unwrap()))
+                .collect()
+        };
+        let req = serde_json::json!({"tool": "bash"});
+        let mut hot = listed(&hits(None, req.clone()));
+        hot.sort();
+        assert_eq!(hot.len(), 26);
+        hot.truncate(super::MAX_STRUCTURAL_ENTRIES);
+        assert_eq!(named(&hits(Some(0), req)), hot);
+        let req = serde_json::json!({"tool": "edit"});
+        assert_eq!(listed(&hits(None, req.clone())), [(40, "a13/0".to_owned())]);
+        assert_eq!(named(&hits(Some(0), req)), [(40, "a13/0".to_owned())]);
+        // Three failed calls. Hot, a result defers to its call (paired by call id); a digest
+        // keeps no call ids, so a cold session names each call and its result.
+        let req = serde_json::json!({"tool": "bash", "outcome": "failed"});
+        let mut hot = listed(&hits(None, req.clone()));
+        hot.sort();
+        let own = |v: &[(u64, &str)]| -> Vec<(u64, String)> {
+            v.iter().map(|&(i, id)| (i, id.to_owned())).collect()
+        };
+        assert_eq!(hot, own(&[(10, "a3/0"), (22, "a7/0"), (34, "a11/0")]));
+        assert_eq!(
+            named(&hits(Some(0), req)),
+            own(&[
+                (10, "a3/0"),
+                (11, "r3"),
+                (22, "a7/0"),
+                (23, "r7"),
+                (34, "a11/0"),
+                (35, "r11")
             ])
         );
     }
