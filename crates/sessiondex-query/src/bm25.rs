@@ -406,12 +406,52 @@ impl NormalizedText {
     }
 
     fn build(text: &str, with_map: bool) -> NormalizedText {
-        if text.is_ascii() && !has_collapsible_space(text) {
-            return NormalizedText {
-                text: text.to_ascii_lowercase(),
-                map: Vec::new(),
-            };
+        if text.is_ascii() {
+            if !has_collapsible_space(text) {
+                return NormalizedText {
+                    text: text.to_ascii_lowercase(),
+                    map: Vec::new(),
+                };
+            }
+            return Self::build_ascii(text, with_map);
         }
+        Self::build_chars(text, with_map)
+    }
+
+    /// [`NormalizedText::build_chars`] for ASCII text, a byte at a time: every ASCII
+    /// character is its own NFKC form and none is a combining mark, so only case and
+    /// whitespace runs change.
+    fn build_ascii(text: &str, with_map: bool) -> NormalizedText {
+        let b = text.as_bytes();
+        let offset = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+        let mut out: Vec<u8> = Vec::with_capacity(b.len());
+        let mut map: Vec<(u32, u32)> = Vec::with_capacity(if with_map { b.len() } else { 0 });
+        let mut i = 0;
+        while let Some(&c) = b.get(i) {
+            if is_ascii_space(c) {
+                let start = i;
+                while b.get(i).is_some_and(|&d| is_ascii_space(d)) {
+                    i += 1;
+                }
+                out.push(b' ');
+                if with_map {
+                    map.push((offset(start), offset(i)));
+                }
+            } else {
+                out.push(c.to_ascii_lowercase());
+                if with_map {
+                    map.push((offset(i), offset(i + 1)));
+                }
+                i += 1;
+            }
+        }
+        NormalizedText {
+            text: String::from_utf8(out).unwrap_or_default(),
+            map,
+        }
+    }
+
+    fn build_chars(text: &str, with_map: bool) -> NormalizedText {
         let mut out = String::with_capacity(text.len());
         let mut map: Vec<(u32, u32)> = Vec::with_capacity(if with_map { text.len() } else { 0 });
         let offset = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
@@ -489,9 +529,15 @@ impl NormalizedText {
     }
 }
 
+/// The ASCII characters [`char::is_whitespace`] holds: tab, line feed, vertical tab, form
+/// feed, carriage return and space.
+fn is_ascii_space(c: u8) -> bool {
+    matches!(c, b'\t'..=b'\r' | b' ')
+}
+
 fn has_collapsible_space(s: &str) -> bool {
     let b = s.as_bytes();
-    b.iter().any(|&c| c.is_ascii_whitespace() && c != b' ')
+    b.iter().any(|&c| is_ascii_space(c) && c != b' ')
         || b.windows(2).any(|w| w[0] == b' ' && w[1] == b' ')
 }
 
@@ -538,10 +584,60 @@ impl Phrase {
     /// [`Phrase::spans`] without mapping matches back to the original bytes.
     #[must_use]
     pub fn count(&self, text: &str, max: usize) -> usize {
+        if text.is_ascii() {
+            return self.count_ascii(text.as_bytes(), max);
+        }
         NormalizedText::text_only(text)
             .match_indices(&self.needle)
             .take(max)
             .count()
+    }
+
+    /// [`Phrase::count`] of ASCII text, matched in place: the normal form of ASCII text
+    /// only lowers letters and turns each whitespace run into one space, so a needle space
+    /// matches a whole run and any other needle byte one text byte, ignoring case. Matches
+    /// are taken leftmost first without overlap, as on the normal form.
+    fn count_ascii(&self, text: &[u8], max: usize) -> usize {
+        let needle = self.needle.as_bytes();
+        // The normal form of ASCII text is ASCII; the needle never begins with a space.
+        let Some(&first) = needle.first().filter(|_| needle.is_ascii()) else {
+            return 0;
+        };
+        let at = |p: usize| -> Option<usize> {
+            let mut q = p;
+            for &n in needle {
+                if n == b' ' {
+                    if !text.get(q).is_some_and(|&c| is_ascii_space(c)) {
+                        return None;
+                    }
+                    while text.get(q).is_some_and(|&c| is_ascii_space(c)) {
+                        q += 1;
+                    }
+                } else if text.get(q).map(u8::to_ascii_lowercase) == Some(n) {
+                    q += 1;
+                } else {
+                    return None;
+                }
+            }
+            Some(q)
+        };
+        let (mut count, mut p) = (0, 0);
+        while count < max {
+            let Some(k) = text
+                .get(p..)
+                .and_then(|rest| rest.iter().position(|c| c.to_ascii_lowercase() == first))
+            else {
+                break;
+            };
+            p += k;
+            if let Some(end) = at(p) {
+                count += 1;
+                p = end;
+            } else {
+                p += 1;
+            }
+        }
+        count
     }
 
     /// Non-overlapping matches as byte ranges of the original `text`, at most `max`.
@@ -597,6 +693,64 @@ pub fn term_spans(text: &str, terms: &QueryTerms, max: usize) -> Vec<Range<usize
 #[allow(clippy::single_range_in_vec_init, clippy::reversed_empty_ranges)]
 mod tests {
     use super::*;
+
+    /// Counting in place on ASCII text equals counting on its normal form, for needles with
+    /// and without spaces, overlapping candidates, whitespace runs and every cap.
+    #[test]
+    fn ascii_phrase_count_is_the_normal_form_count() {
+        let alphabet = b"ab AB\t\n\x0b.";
+        let needles = [
+            "ab", "a b", "ab a", "b ab", "aba", "a", ". a", "ab  ab", "é a",
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for len in 0..400 {
+            let mut text = String::new();
+            for _ in 0..len % 50 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                text.push(char::from(alphabet[(x % alphabet.len() as u64) as usize]));
+            }
+            for n in needles {
+                let p = Phrase::new(n).unwrap();
+                for max in [0, 1, 3, 64] {
+                    let want = NormalizedText::text_only(&text)
+                        .match_indices(p.as_str())
+                        .take(max)
+                        .count();
+                    assert_eq!(p.count(&text, max), want, "{n:?} in {text:?}, max {max}");
+                }
+            }
+        }
+    }
+
+    /// The byte-at-a-time form of ASCII text is the character-at-a-time one, map included,
+    /// for every mix of case, whitespace runs (vertical tab too) and punctuation.
+    #[test]
+    fn ascii_normal_form_is_the_general_one() {
+        let alphabet = b"aZ q\t\n\x0b\x0c\r  .-_9\x00\x7f";
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for len in 0..300 {
+            let mut text = String::new();
+            for _ in 0..len % 40 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                text.push(char::from(alphabet[(x % alphabet.len() as u64) as usize]));
+            }
+            for with_map in [false, true] {
+                let fast = NormalizedText::build_ascii(&text, with_map);
+                let slow = NormalizedText::build_chars(&text, with_map);
+                assert_eq!(fast.text, slow.text, "{text:?}");
+                assert_eq!(fast.map, slow.map, "{text:?}");
+            }
+        }
+        // A vertical tab alone collapses as any other whitespace does.
+        assert_eq!(NormalizedText::new("a\x0bb").as_str(), "a b");
+        assert!(Phrase::new("flaky timeout")
+            .unwrap()
+            .is_match("FLAKY\x0btimeout"));
+    }
 
     #[test]
     fn phrase_count_is_the_number_of_spans() {
