@@ -15,7 +15,6 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use fst::Streamer;
 use serde_json::json;
 use sessiondex_core::cold::{ColdDigest, Field};
 use sessiondex_core::hot::{self, HotEntry, HotShard};
@@ -227,7 +226,7 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
         return phrase_sessions(cat, tokens, phrase.as_str());
     }
     if let Matcher::Regex(re) = &s.matcher {
-        let Some((sessions, terms)) = regex_sessions(cat, re)? else {
+        let Some((sessions, terms)) = regex_sessions(index, cat, re)? else {
             return Ok(None);
         };
         s.regex_terms = Some(terms);
@@ -338,19 +337,17 @@ fn structural_sessions(
 /// boundaries: sessions with a term holding U+0307 are always searched. Any other regex is not
 /// narrowed. Costs one pass over the merged vocabulary.
 fn regex_sessions(
+    index: &Index,
     cat: &sessiondex_core::catalog::Catalog<crate::index::Bytes>,
     re: &CompiledRegex,
 ) -> Result<Option<(Vec<bool>, RegexTerms)>, Error> {
-    use fst::Streamer;
     if re.can_span_tokens() || re.is_match_term(b"") {
         return Ok(None);
     }
-    let map = cat.terms().map_err(ce)?;
-    let mut stream = map.stream();
     let mut out = vec![false; cat.len()];
     let mut found = Vec::new();
     let mut since = 0usize;
-    while let Some((term, ord)) = stream.next() {
+    for (term, ord) in index.term_list()?.iter() {
         since += term.len();
         let matched = re.is_match_term(term);
         if matched {
@@ -876,12 +873,10 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                 return Ok(out);
             }
             let k = tokens.len();
-            let map = cat.terms().map_err(ce)?;
-            let mut stream = map.stream();
             // Per token: the sessions holding a term that can carry it (the first token may
             // end a longer term, the last may start one: phrases match substrings).
             let mut per_token: Vec<HashMap<u32, u32>> = vec![HashMap::new(); k];
-            while let Some((term, ord)) = stream.next() {
+            for (term, ord) in index.term_list()?.iter() {
                 let Ok(term) = std::str::from_utf8(term) else {
                     continue;
                 };
@@ -938,9 +933,7 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
             }
         }
         Matcher::Regex(re) => {
-            let map = cat.terms().map_err(ce)?;
-            let mut stream = map.stream();
-            while let Some((term, ord)) = stream.next() {
+            for (term, ord) in index.term_list()?.iter() {
                 if !s.budget.charge(term.len()) {
                     s.coverage.add_reason(reason::REGEX_HAYSTACK_BUDGET);
                     break;
@@ -2030,12 +2023,17 @@ mod prefilter_tests {
         let map = cat.terms().unwrap();
         let mut st = map.stream();
         let mut k = 0;
-        while let Some((t, _)) = st.next() {
+        let mut list = index.term_list().unwrap().iter();
+        while let Some((t, ord)) = st.next() {
+            // The flat list regex and phrase queries walk is the term map, term for term.
+            assert_eq!(list.next(), Some((t, ord)));
             if k % 5 == 0 {
                 terms.push(String::from_utf8(t.to_vec()).unwrap());
             }
             k += 1;
         }
+        assert_eq!(list.next(), None);
+        assert_eq!(index.term_list().unwrap().len(), k);
         let mut queries: Vec<(String, QueryMatch)> = Vec::new();
         let mut fuzzy: Vec<(String, QueryMatch)> = Vec::new();
         for (i, t) in terms.iter().enumerate() {

@@ -114,6 +114,42 @@ pub struct Index {
     newest_first: OnceLock<Vec<u32>>,
     /// [`Index::session_flags`], likewise.
     flags: OnceLock<Vec<u8>>,
+    /// [`Index::term_list`], likewise.
+    term_list: OnceLock<TermList>,
+}
+
+/// The catalog's merged vocabulary as one flat list: every term in byte order with its
+/// ordinal. A pass over it runs at memory speed; a stream over the term FST costs about
+/// 180 ns a term (10 ms for the 56,385 terms of 10,256 generated sessions).
+#[derive(Debug, Default)]
+pub struct TermList {
+    bytes: Vec<u8>,
+    /// End of each term in `bytes`.
+    ends: Vec<usize>,
+    ords: Vec<u64>,
+}
+
+impl TermList {
+    /// Every term, in byte order, with its ordinal in the catalog's term map.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .zip(&self.ords)
+            .map(|((s, &e), &ord)| (self.bytes.get(s..e).unwrap_or_default(), ord))
+    }
+
+    /// The number of terms.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are no terms.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
 }
 
 /// [`Index::session_flags`]: the session has a cold digest.
@@ -312,6 +348,7 @@ impl Index {
             cold,
             newest_first: OnceLock::new(),
             flags: OnceLock::new(),
+            term_list: OnceLock::new(),
         })
     }
 
@@ -360,6 +397,7 @@ impl Index {
             cold,
             newest_first: OnceLock::new(),
             flags: OnceLock::new(),
+            term_list: OnceLock::new(),
         })
     }
 
@@ -427,6 +465,30 @@ impl Index {
                 })
                 .collect()
         })
+    }
+
+    /// The catalog's vocabulary as a flat list, read from its term map by the first call
+    /// that needs it (an empty list without a catalog).
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the term map fails to open.
+    pub fn term_list(&self) -> Result<&TermList, Error> {
+        use fst::Streamer;
+        if let Some(list) = self.term_list.get() {
+            return Ok(list);
+        }
+        let mut list = TermList::default();
+        if let Some(cat) = &self.catalog {
+            let map = cat.terms().map_err(|e| core_error(&e))?;
+            let mut stream = map.stream();
+            while let Some((term, ord)) = stream.next() {
+                list.bytes.extend_from_slice(term);
+                list.ends.push(list.bytes.len());
+                list.ords.push(ord);
+            }
+        }
+        Ok(self.term_list.get_or_init(|| list))
     }
 
     /// The catalog, when one was written.
