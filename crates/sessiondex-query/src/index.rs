@@ -125,8 +125,8 @@ pub struct Index {
 pub struct TermList {
     bytes: Vec<u8>,
     /// End of each term in `bytes`.
-    ends: Vec<usize>,
-    ords: Vec<u64>,
+    ends: Vec<u32>,
+    ords: Vec<u32>,
 }
 
 impl TermList {
@@ -136,7 +136,12 @@ impl TermList {
         starts
             .zip(&self.ends)
             .zip(&self.ords)
-            .map(|((s, &e), &ord)| (self.bytes.get(s..e).unwrap_or_default(), ord))
+            .map(|((s, &e), &ord)| {
+                (
+                    self.bytes.get(s as usize..e as usize).unwrap_or_default(),
+                    u64::from(ord),
+                )
+            })
     }
 
     /// The number of terms.
@@ -482,10 +487,17 @@ impl Index {
         if let Some(cat) = &self.catalog {
             let map = cat.terms().map_err(|e| core_error(&e))?;
             let mut stream = map.stream();
+            let big = || {
+                Error::new(
+                    ErrorCode::IndexCorrupt,
+                    "the catalog's term map is past 4 GiB or 2^32 terms",
+                )
+            };
             while let Some((term, ord)) = stream.next() {
                 list.bytes.extend_from_slice(term);
-                list.ends.push(list.bytes.len());
-                list.ords.push(ord);
+                list.ends
+                    .push(u32::try_from(list.bytes.len()).map_err(|_| big())?);
+                list.ords.push(u32::try_from(ord).map_err(|_| big())?);
             }
         }
         Ok(self.term_list.get_or_init(|| list))
