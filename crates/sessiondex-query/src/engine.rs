@@ -25,7 +25,7 @@ use sessiondex_source::{Branches, Outcome};
 use crate::bm25::{provenance_weight, terms_match, Bm25, Phrase, QueryTerms};
 use crate::error::{Error, ErrorCode};
 use crate::fuzzy::{self, FuzzyOptions};
-use crate::index::{core_error, Bytes, Index, Resolved};
+use crate::index::{core_error, Bytes, Index, Resolved, COLD};
 use crate::regex::{CompiledRegex, HaystackBudget, RegexLimits};
 use crate::request::{
     reason, Call, Coverage, ExpandRequest, Hit, HitKind, Page, QueryMatch, QueryMode,
@@ -153,6 +153,8 @@ struct Search<'a> {
     filtered: bool,
     /// The regex terms the narrowing pass found, reused by the cold pass.
     regex_terms: Option<RegexTerms>,
+    /// For a narrowed regex: per hot session, the matching terms it holds.
+    regex_hot: Option<RegexHot>,
     /// Per catalog session, for an id query: whether one of its ids has the query's key
     /// (`None`: walk every session's entries).
     id_walk: Option<Vec<bool>>,
@@ -226,10 +228,11 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
         return phrase_sessions(cat, tokens, phrase.as_str());
     }
     if let Matcher::Regex(re) = &s.matcher {
-        let Some((sessions, terms)) = regex_sessions(index, cat, re)? else {
+        let Some((sessions, terms, hot)) = regex_sessions(index, cat, re)? else {
             return Ok(None);
         };
         s.regex_terms = Some(terms);
+        s.regex_hot = Some(hot);
         return Ok(Some(sessions));
     }
     let Matcher::Terms { terms, fuzzy } = &s.matcher else {
@@ -340,13 +343,18 @@ fn regex_sessions(
     index: &Index,
     cat: &sessiondex_core::catalog::Catalog<crate::index::Bytes>,
     re: &CompiledRegex,
-) -> Result<Option<(Vec<bool>, RegexTerms)>, Error> {
+) -> Result<Option<(Vec<bool>, RegexTerms, RegexHot)>, Error> {
     if re.can_span_tokens() || re.is_match_term(b"") {
         return Ok(None);
     }
     let mut out = vec![false; cat.len()];
     let mut found = Vec::new();
     let mut since = 0usize;
+    let flags = index.session_flags();
+    let mut hot = RegexHot {
+        terms: HashMap::new(),
+        dotted: vec![false; cat.len()],
+    };
     for (term, ord) in index.term_list()?.iter() {
         since += term.len();
         let matched = re.is_match_term(term);
@@ -359,15 +367,53 @@ fn regex_sessions(
             found.push((since, String::from_utf8_lossy(term).into_owned(), ord));
             since = 0;
         }
-        if matched || term.windows(2).any(|w| w == [0xcc, 0x87]) {
+        let dotted = term.windows(2).any(|w| w == [0xcc, 0x87]);
+        if matched || dotted {
             for i in cat.sessions_at(ord).map_err(ce)? {
                 if let Some(m) = out.get_mut(i as usize) {
                     *m = true;
                 }
+                if dotted {
+                    if let Some(d) = hot.dotted.get_mut(i as usize) {
+                        *d = true;
+                    }
+                }
+                if matched && flags.get(i as usize).is_some_and(|f| f & COLD == 0) {
+                    #[allow(clippy::cast_possible_truncation)]
+                    let k = (found.len() - 1) as u32;
+                    hot.terms.entry(i).or_default().push(k);
+                }
             }
         }
     }
-    Ok(Some((out, (found, since))))
+    Ok(Some((out, (found, since), hot)))
+}
+
+/// For a regex narrowed through the catalog: per hot session (catalog position), the
+/// positions in [`RegexTerms`] of the matching terms its vocabulary holds, and whether it
+/// holds a term with U+0307 (such a session's entries are all searched).
+#[derive(Debug)]
+struct RegexHot {
+    terms: HashMap<u32, Vec<u32>>,
+    dotted: Vec<bool>,
+}
+
+/// Inside a hot shard, the entries that can hold a match of a regex that never crosses a
+/// token boundary (the rule of [`regex_sessions`] applied to the shard's postings): those
+/// posting one of `terms`, the matching terms of its session's vocabulary.
+fn regex_entries<'t>(
+    shard: &HotShard<Bytes>,
+    terms: impl Iterator<Item = &'t str>,
+) -> Result<Vec<bool>, Error> {
+    let mut cand = vec![false; shard.entry_count()];
+    for t in terms {
+        for p in shard.postings(t).map_err(ce)? {
+            if let Some(c) = cand.get_mut(p.entry as usize) {
+                *c = true;
+            }
+        }
+    }
+    Ok(cand)
 }
 
 /// Matching terms past which a regex is not narrowed.
@@ -532,6 +578,7 @@ impl Search<'_> {
     fn search_shard(
         &mut self,
         slot: usize,
+        catalog: Option<usize>,
         shard: &HotShard<Bytes>,
         walk_ids: bool,
     ) -> Result<(), Error> {
@@ -718,12 +765,42 @@ impl Search<'_> {
                 }
             }
             Matcher::Regex(re) => {
+                // Narrowed through the catalog: only entries posting a matching term of this
+                // session can hold a match (every token is posted, past a stored cut too).
+                let cand = match (&self.regex_hot, &self.regex_terms, catalog) {
+                    (Some(hot), Some((found, _)), Some(ci))
+                        if !hot.dotted.get(ci).copied().unwrap_or(true) =>
+                    {
+                        let ids = u32::try_from(ci)
+                            .ok()
+                            .and_then(|c| hot.terms.get(&c))
+                            .map_or(&[][..], Vec::as_slice);
+                        Some(regex_entries(
+                            shard,
+                            ids.iter()
+                                .filter_map(|&k| found.get(k as usize))
+                                .map(|f| f.1.as_str()),
+                        )?)
+                    }
+                    _ => None,
+                };
                 let mut found = Vec::new();
                 for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
                     if self.regex_stopped {
                         break;
                     }
                     let e = shard.entry(i).ok_or_else(corrupt)?;
+                    if cand
+                        .as_ref()
+                        .is_some_and(|c| !c.get(i).copied().unwrap_or(true))
+                    {
+                        // No match, also not past its cut; a cut entry still says so, as a
+                        // scan of it would.
+                        if e.truncated() {
+                            self.coverage.add_reason(reason::MAX_ENTRY_CHARS);
+                        }
+                        continue;
+                    }
                     let mut count = 0;
                     let p = crate::fields::Parts::of(&e).map_err(ce)?;
                     let texts = [
@@ -1149,6 +1226,7 @@ pub fn recall(
         fuzzy_groups: None,
         filtered: false,
         regex_terms: None,
+        regex_hot: None,
         id_walk: None,
     };
     let lexical = !matches!(s.matcher, Matcher::None);
@@ -1301,7 +1379,7 @@ pub fn recall(
                 (Some(w), Some(c)) => w.get(c).copied().unwrap_or(true),
                 _ => true,
             };
-            s.search_shard(k, shard, walk)?;
+            s.search_shard(k, slot.catalog, shard, walk)?;
         }
     }
 
@@ -1852,6 +1930,58 @@ mod prefilter_tests {
                 (35, "r11")
             ])
         );
+    }
+
+    /// A regex narrowed to the entries posting a matching term answers as a scan of every
+    /// entry: the same hits, and an entry cut at `maxEntryChars` that holds no match still
+    /// says the pattern may lie past its cut. (A session whose vocabulary holds no matching
+    /// term is not opened at all, so it reports no cut: every token is posted, past the cut
+    /// too, so none can hold a match.)
+    #[test]
+    fn regex_entries_answer_as_a_scan() {
+        let mut lines = vec![
+            r#"{"type":"session","version":3,"id":"rx","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#
+                .to_owned(),
+        ];
+        let texts = [
+            "zqpfx12 opens the run".to_owned(),
+            format!("{} and then some", "filler words ".repeat(20)),
+            "nothing to see".to_owned(),
+            "later zqpfx7 and zqpfxab".to_owned(),
+        ];
+        let mut parent = "null".to_owned();
+        for (i, t) in texts.iter().enumerate() {
+            lines.push(format!(
+                r#"{{"type":"message","id":"m{i}","parentId":{parent},"timestamp":"2026-01-01T00:00:0{}Z","message":{{"role":"user","content":"{t}"}}}}"#,
+                i + 1
+            ));
+            parent = format!("\"m{i}\"");
+        }
+        let mut m = MemoryIndex::new(MemoryConfig {
+            max_entry_chars: 60,
+            ..MemoryConfig::default()
+        });
+        m.add_file("rx.jsonl", (lines.join("\n") + "\n").as_bytes())
+            .unwrap();
+        let opts = m.engine_options();
+        let index = m.index(Branches::Active).unwrap();
+        for (pattern, want) in [("zqpfx[0-9]+", vec![0, 3]), ("zqpfx[a-z]+", vec![3])] {
+            let req = RecallRequest {
+                query: Some(pattern.into()),
+                query_mode: Some(QueryMode::Regex),
+                scope: Some(Scope::Global),
+                ..RecallRequest::default()
+            };
+            let page = same_page(index, &opts, &req, pattern);
+            let mut got: Vec<u64> = page.hits.iter().filter_map(|h| h.index).collect();
+            got.sort_unstable();
+            assert_eq!(got, want, "{pattern}");
+            assert!(
+                page.coverage.reasons.iter().any(|r| r == "max_entry_chars"),
+                "{pattern}: {:?}",
+                page.coverage.reasons
+            );
+        }
     }
 
     /// Sessions that tie on score and last timestamp (the same file under several names,
