@@ -1984,6 +1984,56 @@ mod prefilter_tests {
         }
     }
 
+    /// Cold digests are kept open across calls from their second use, up to the index's byte
+    /// cap; past it, each call opens its own.
+    #[test]
+    fn cold_digests_kept_within_the_cap() {
+        let mut m = MemoryIndex::new(MemoryConfig {
+            hot_sessions: Some(0),
+            ..MemoryConfig::default()
+        });
+        for (i, name) in ["a.jsonl", "b.jsonl", "c.jsonl"].iter().enumerate() {
+            let text = format!(
+                "{}\n{}\n",
+                format_args!(
+                    r#"{{"type":"session","version":3,"id":"s{i}","timestamp":"2026-01-01T00:00:0{i}Z","cwd":"/p"}}"#
+                ),
+                format_args!(
+                    r#"{{"type":"message","id":"m{i}","parentId":null,"timestamp":"2026-01-01T00:00:0{i}Z","message":{{"role":"user","content":"kestrel {i}"}}}}"#
+                ),
+            );
+            m.add_file(name, text.as_bytes()).unwrap();
+        }
+        let index = m.index(Branches::Active).unwrap();
+        let len = |i: usize| {
+            (index.cold(i).unwrap().unwrap().bytes().as_ref().len() as u64).div_ceil(4096) * 4096
+        };
+        let same = |i: usize| {
+            // Kept from the second use on.
+            index.cold_shared(i).unwrap().unwrap();
+            let a = index.cold_shared(i).unwrap().unwrap();
+            let b = index.cold_shared(i).unwrap().unwrap();
+            std::sync::Arc::ptr_eq(&a, &b)
+        };
+        let first = index.cold_shared(2).unwrap().unwrap();
+        let again = index.cold_shared(2).unwrap().unwrap();
+        let third = index.cold_shared(2).unwrap().unwrap();
+        assert!(
+            !std::sync::Arc::ptr_eq(&first, &again),
+            "kept on its first use"
+        );
+        assert!(
+            std::sync::Arc::ptr_eq(&again, &third),
+            "not kept on its second use"
+        );
+        index.set_cold_cache_bytes(len(2) + len(0) + len(1) - 1);
+        assert!(same(0), "the next digest fits");
+        assert!(!same(1), "the last would pass the cap");
+        assert!(same(0) && same(2));
+        index.set_cold_cache_bytes(u64::MAX);
+        assert!(same(1));
+    }
+
     /// Sessions that tie on score and last timestamp (the same file under several names,
     /// added in no particular order) are paged by path, in a global scope and in a project
     /// scope (a subset of the sessions), all hot and all cold; scope `session` picks the
