@@ -389,6 +389,19 @@ fn regex_sessions(
     Ok(Some((out, (found, since), hot)))
 }
 
+/// Whether entry `i` lies outside `cand`, the entries of a shard that can hold a phrase or
+/// regex match. Such an entry cannot match past a `maxEntryChars` cut either (every token is
+/// posted), but a cut one still reports `max_entry_chars`, as a scan of it would.
+fn outside(coverage: &mut Coverage, cand: Option<&[bool]>, i: usize, e: &HotEntry<'_>) -> bool {
+    if cand.is_some_and(|c| !c.get(i).copied().unwrap_or(true)) {
+        if e.truncated() {
+            coverage.add_reason(reason::MAX_ENTRY_CHARS);
+        }
+        return true;
+    }
+    false
+}
+
 /// For a regex narrowed through the catalog: per hot session (catalog position), the
 /// positions in [`RegexTerms`] of the matching terms its vocabulary holds, and whether it
 /// holds a term with U+0307 (such a session's entries are all searched).
@@ -726,15 +739,7 @@ impl Search<'_> {
                 let mut found = Vec::new();
                 for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
                     let e = shard.entry(i).ok_or_else(corrupt)?;
-                    if cand
-                        .as_ref()
-                        .is_some_and(|c| !c.get(i).copied().unwrap_or(true))
-                    {
-                        // Cannot hold the phrase, also not past its cut (every token is
-                        // posted); a cut entry still says so, as a scan of it would.
-                        if e.truncated() {
-                            self.coverage.add_reason(reason::MAX_ENTRY_CHARS);
-                        }
+                    if outside(&mut self.coverage, cand.as_deref(), i, &e) {
                         continue;
                     }
                     let p = crate::fields::Parts::of(&e).map_err(ce)?;
@@ -790,15 +795,7 @@ impl Search<'_> {
                         break;
                     }
                     let e = shard.entry(i).ok_or_else(corrupt)?;
-                    if cand
-                        .as_ref()
-                        .is_some_and(|c| !c.get(i).copied().unwrap_or(true))
-                    {
-                        // No match, also not past its cut; a cut entry still says so, as a
-                        // scan of it would.
-                        if e.truncated() {
-                            self.coverage.add_reason(reason::MAX_ENTRY_CHARS);
-                        }
+                    if outside(&mut self.coverage, cand.as_deref(), i, &e) {
                         continue;
                     }
                     let mut count = 0;
