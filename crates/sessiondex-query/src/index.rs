@@ -625,7 +625,10 @@ impl Index {
             }
         }
         // A map takes whole pages.
-        let pages = |d: &ColdDigest<Bytes>| (d.bytes().as_ref().len() as u64).div_ceil(4096) * 4096;
+        let pages = |d: &ColdDigest<Bytes>| {
+            let len = u64::try_from(d.bytes().as_ref().len()).unwrap_or(u64::MAX);
+            len.div_ceil(4096).saturating_mul(4096)
+        };
         if let Some(old) = slot.take() {
             self.cold_bytes.fetch_sub(pages(&old), Ordering::Relaxed);
         }
@@ -640,7 +643,7 @@ impl Index {
             let kept = self
                 .cold_bytes
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
-                    (b + len <= cap).then_some(b + len)
+                    b.checked_add(len).filter(|&n| n <= cap)
                 })
                 .is_ok();
             if kept {
