@@ -1981,6 +1981,34 @@ mod prefilter_tests {
         }
     }
 
+    /// `İ` lowers to `i` and U+0307, so a regex over the text can match where no term of the
+    /// vocabulary does: a session holding such a term is always searched, and so are all the
+    /// entries of its shard.
+    #[test]
+    fn regex_narrowing_keeps_dotted_capital_i() {
+        let text = concat!(
+            r#"{"type":"session","version":3,"id":"dot","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"message","id":"d1","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"zqİx here"}}"#,
+            "\n",
+            r#"{"type":"message","id":"d2","parentId":"d1","timestamp":"2026-01-01T00:00:02Z","message":{"role":"user","content":"zqother words"}}"#,
+            "\n"
+        );
+        let mut m = MemoryIndex::new(MemoryConfig::default());
+        m.add_file("dot.jsonl", text.as_bytes()).unwrap();
+        let opts = m.engine_options();
+        let index = m.index(Branches::Active).unwrap();
+        let req = RecallRequest {
+            query: Some("zqİ".into()),
+            query_mode: Some(QueryMode::Regex),
+            scope: Some(Scope::Global),
+            ..RecallRequest::default()
+        };
+        let page = same_page(index, &opts, &req, "zqİ");
+        let got: Vec<u64> = page.hits.iter().filter_map(|h| h.index).collect();
+        assert_eq!(got, [0]);
+    }
+
     /// Cold digests are kept open across calls from their second use, up to the index's byte
     /// cap; past it, each call opens its own.
     #[test]
