@@ -694,6 +694,18 @@ pub fn term_spans(text: &str, terms: &QueryTerms, max: usize) -> Vec<Range<usize
 mod tests {
     use super::*;
 
+    /// `len` bytes of `alphabet` drawn by xorshift from `x`.
+    fn random_text(alphabet: &[u8], len: usize, x: &mut u64) -> String {
+        let mut text = String::new();
+        for _ in 0..len {
+            *x ^= *x << 13;
+            *x ^= *x >> 7;
+            *x ^= *x << 17;
+            text.push(char::from(alphabet[(*x % alphabet.len() as u64) as usize]));
+        }
+        text
+    }
+
     /// Counting in place on ASCII text equals counting on its normal form, for needles with
     /// and without spaces, overlapping candidates, whitespace runs and every cap.
     #[test]
@@ -704,13 +716,7 @@ mod tests {
         ];
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         for len in 0..400 {
-            let mut text = String::new();
-            for _ in 0..len % 50 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                text.push(char::from(alphabet[(x % alphabet.len() as u64) as usize]));
-            }
+            let text = random_text(alphabet, len % 50, &mut x);
             for n in needles {
                 let p = Phrase::new(n).unwrap();
                 for max in [0, 1, 3, 64] {
@@ -731,13 +737,7 @@ mod tests {
         let alphabet = b"aZ q\t\n\x0b\x0c\r  .-_9\x00\x7f";
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
         for len in 0..300 {
-            let mut text = String::new();
-            for _ in 0..len % 40 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                text.push(char::from(alphabet[(x % alphabet.len() as u64) as usize]));
-            }
+            let text = random_text(alphabet, len % 40, &mut x);
             for with_map in [false, true] {
                 let fast = NormalizedText::build_ascii(&text, with_map);
                 let slow = NormalizedText::build_chars(&text, with_map);

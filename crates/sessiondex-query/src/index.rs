@@ -163,6 +163,19 @@ impl TermList {
     }
 }
 
+/// Locks a slot of [`Index::hot_shared`] or [`Index::cold_shared`], with the file kept in it
+/// when its bytes can still be trusted ([`Bytes::unchanged`]).
+fn kept_in<T>(
+    slot: &Mutex<Option<Arc<T>>>,
+    bytes: impl Fn(&T) -> &Bytes,
+) -> (std::sync::MutexGuard<'_, Option<Arc<T>>>, Option<Arc<T>>) {
+    let guard = slot
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let kept = guard.as_ref().filter(|t| bytes(t).unchanged()).cloned();
+    (guard, kept)
+}
+
 /// Bytes of cold digests (whole pages) an index keeps open across calls
 /// ([`Index::cold_shared`]); past them a digest is opened for the call and unmapped after it.
 pub const COLD_CACHE_BYTES: u64 = 64 << 20;
@@ -576,13 +589,9 @@ impl Index {
         let Some(slot) = self.hot.get(i) else {
             return Ok(None);
         };
-        let mut slot = slot
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(shard) = slot.as_ref() {
-            if shard.bytes().unchanged() {
-                return Ok(Some(Arc::clone(shard)));
-            }
+        let (mut slot, kept) = kept_in(slot, HotShard::bytes);
+        if kept.is_some() {
+            return Ok(kept);
         }
         let shard = self.hot(i)?.map(Arc::new);
         slot.clone_from(&shard);
@@ -616,13 +625,9 @@ impl Index {
         let Some(slot) = self.cold.get(i) else {
             return Ok(None);
         };
-        let mut slot = slot
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(digest) = slot.as_ref() {
-            if digest.bytes().unchanged() {
-                return Ok(Some(Arc::clone(digest)));
-            }
+        let (mut slot, kept) = kept_in(slot, ColdDigest::bytes);
+        if kept.is_some() {
+            return Ok(kept);
         }
         // A map takes whole pages.
         let pages = |d: &ColdDigest<Bytes>| {
