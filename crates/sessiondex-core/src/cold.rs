@@ -276,8 +276,13 @@ struct Parts<'s> {
 }
 
 impl Parts<'_> {
-    /// One digest with the first `tuples` tuples; `vocab` is the prebuilt FST set.
-    fn assemble(&self, summary: &SessionSummary, vocab: &[u8], tuples: usize) -> Result<Aligned> {
+    /// The payload of a digest with the first `tuples` tuples; `vocab` is the prebuilt FST set.
+    fn payload(
+        &self,
+        summary: &SessionSummary,
+        vocab: &[u8],
+        tuples: usize,
+    ) -> Result<ColdPayload> {
         let mut st = Interner {
             stored: StrTableBuilder::new(),
             ..Interner::default()
@@ -351,15 +356,18 @@ impl Parts<'_> {
         (p.child_width, p.derived_child) = packed(&st.child);
         (p.offsets_width, p.string_offsets) = packed(&st.stored.offsets);
         p.strings = st.stored.bytes;
-        Ok(format::seal(FileKind::Cold, &format::to_payload(&p)?))
+        Ok(p)
     }
 
-    /// Assembles with the file's own size recorded in the summary (a fixed-width field).
+    /// The digest file with its own size recorded in the summary (a fixed-width field): the
+    /// payload is built once and serialized until the size settles (twice).
     fn sized(&self, summary: &mut SessionSummary, vocab: &[u8], tuples: usize) -> Result<Aligned> {
+        let mut p = self.payload(summary, vocab, tuples)?;
         let mut size = 0;
         for _ in 0..3 {
             summary.cache_bytes = size;
-            let file = self.assemble(summary, vocab, tuples)?;
+            p.summary = SummaryRaw::from(&*summary);
+            let file = format::seal(FileKind::Cold, &format::to_payload(&p)?);
             if file.len() as u64 == size {
                 return Ok(file);
             }
