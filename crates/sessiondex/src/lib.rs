@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod ahead;
 mod config;
 pub mod identity;
 mod memory;

@@ -31,6 +31,7 @@ use sessiondex_core::{cold, hot, Policy, SessionSummary};
 use sessiondex_source::{self as source, Branches, ErrorKind as SourceErrorKind, ReadOptions};
 use sha2::{Digest, Sha256};
 
+use crate::ahead::{Ahead, StopOnDrop};
 use crate::identity::{hash_file, hex, HashingReader, Stat};
 pub(crate) use sessiondex_query::index::core_error;
 
@@ -266,13 +267,25 @@ pub(crate) fn remove_damaged(store: &Store, branches: Branches) -> u64 {
 ///
 /// `index_unavailable` when the index directory cannot be locked or written. Unreadable or
 /// malformed sources are not errors: they are counted in the report.
-#[allow(clippy::too_many_lines)]
 pub fn sync(
     store: &Store,
     config: &Config,
     sources: &[PathBuf],
     branches: Branches,
     progress: &mut dyn FnMut(u64, u64),
+) -> Result<SyncReport, Error> {
+    sync_with(store, config, sources, branches, progress, build_threads())
+}
+
+/// [`sync`] building index files on `threads` threads (1: the calling thread alone).
+#[allow(clippy::too_many_lines)]
+fn sync_with(
+    store: &Store,
+    config: &Config,
+    sources: &[PathBuf],
+    branches: Branches,
+    progress: &mut dyn FnMut(u64, u64),
+    threads: usize,
 ) -> Result<SyncReport, Error> {
     let lock = store.lock().map_err(|e| core_error(&e))?;
     let policy = policy(config);
@@ -382,164 +395,189 @@ pub fn sync(
     let index_lens = listing.file_lens();
     let mut name_buf = String::new();
     let mut stale_buf = String::new();
-    for (done, c) in candidates.iter().enumerate() {
-        progress(done as u64, total);
-        let path_str = c.path.to_string_lossy();
-        if let Some(s) = old_skipped.get(path_str.as_ref()) {
-            let unchanged = s.size == c.stat.size
-                && s.mtime_ns == c.stat.mtime_ns
-                && s.ctime_ns == c.stat.ctime_ns
-                && s.inode == c.stat.inode;
-            if unchanged {
-                report.failed += 1;
-                if s.code != "unknown_format" {
-                    cov.eligible_sessions += 1;
-                    cov.add(&s.code, 1);
-                }
-                new_skipped.push(s.clone());
-                continue;
-            }
+    // Rebuilds run ahead on helper threads (crate::ahead): what the walk below decides and
+    // writes is the same as without them.
+    let jobs = if threads > 1 {
+        likely_rebuilds(&candidates, &old_entries, &old_skipped, config)
+    } else {
+        Vec::new()
+    };
+    let ahead = Ahead::new(jobs, 2 * threads, |at: usize, tier: &Tier| {
+        read_one(&policy, &policy_fp, branches, *tier, &candidates[at], &opts)
+    });
+    std::thread::scope(|scope| -> Result<(), Error> {
+        for _ in 1..threads {
+            // A helper that cannot be started leaves its share to the others and the walk.
+            let _ = std::thread::Builder::new().spawn_scoped(scope, || ahead.help());
         }
-        cov.eligible_sessions += 1;
-        let tier = if hot_left > 0 { Tier::Hot } else { Tier::Cold };
-        let kind = tier_kind(tier);
-        let index_file = index_name(&mut name_buf, kind, &c.key);
+        let _stop = StopOnDrop(&ahead);
+        for (done, c) in candidates.iter().enumerate() {
+            progress(done as u64, total);
+            ahead.advance(done);
+            let path_str = c.path.to_string_lossy();
+            if let Some(s) = old_skipped.get(path_str.as_ref()) {
+                if s.unchanged(&c.stat) {
+                    report.failed += 1;
+                    if s.code != "unknown_format" {
+                        cov.eligible_sessions += 1;
+                        cov.add(&s.code, 1);
+                    }
+                    new_skipped.push(s.clone());
+                    continue;
+                }
+            }
+            cov.eligible_sessions += 1;
+            let tier = if hot_left > 0 { Tier::Hot } else { Tier::Cold };
+            let kind = tier_kind(tier);
+            let index_file = index_name(&mut name_buf, kind, &c.key);
 
-        // Reuse?
-        let old_pos = old_entries.remove(path_str.as_ref());
-        if let (Some(pos), Some(cat)) = (old_pos, &old_catalog) {
-            // The catalog was validated: its columns read.
-            let info = cat.reuse_info(pos).map_err(|e| core_error(&e))?;
-            if info.policy_fingerprint == policy_fp
-                && info.format_version == FORMAT_VERSION
-                && info.tier == tier
-                && stat_matches(&c.stat, &info)
-                && file_intact(&index_lens, index_file, info.cache_bytes)
-            {
-                report.reused += 1;
-                hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
-                entries.push((
-                    done,
-                    Kept::Old {
-                        pos,
-                        tier,
-                        complete: info.complete,
-                    },
-                ));
-                continue;
-            }
-            let old = cat.session(pos).map_err(|e| core_error(&e))?;
-            let same_build = old.policy_fingerprint == policy_fp
-                && old.format_version == FORMAT_VERSION
-                && old.tier == tier
-                && file_intact(&index_lens, index_file, old.summary.cache_bytes);
-            if same_build && c.stat.matches(&old.identity) {
-                report.reused += 1;
-                hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
-                entries.push((done, Kept::New(old, Terms::Carried(pos))));
-                continue;
-            }
-            let grew = c.stat.size > old.identity.size;
-            if same_build
-                && grew
-                && tier == Tier::Hot
-                && report.indexed < config.max_sync_sessions as u64
-                && report.bytes_read + c.stat.size <= config.max_sync_source_bytes
-            {
-                // A live session that only grew: verify the old prefix, parse the new bytes.
-                match append_one(store, &policy, &policy_fp, branches, c, &old, &opts) {
-                    Ok(Some(appended)) => {
-                        report.bytes_read += appended.bytes_read;
-                        report.bytes_parsed += appended.bytes_parsed;
-                        report.indexed += 1;
-                        report.appended += 1;
-                        hot_left = hot_left.saturating_sub(1);
-                        entries.push((done, Kept::New(appended.entry, Terms::File)));
-                        catalog_changed = true;
-                        continue;
-                    }
-                    Ok(None) => {}
-                    Err(e) => return Err(e),
+            // Reuse?
+            let old_pos = old_entries.remove(path_str.as_ref());
+            if let (Some(pos), Some(cat)) = (old_pos, &old_catalog) {
+                // The catalog was validated: its columns read.
+                let info = cat.reuse_info(pos).map_err(|e| core_error(&e))?;
+                if info.policy_fingerprint == policy_fp
+                    && info.format_version == FORMAT_VERSION
+                    && info.tier == tier
+                    && stat_matches(&c.stat, &info)
+                    && file_intact(&index_lens, index_file, info.cache_bytes)
+                {
+                    report.reused += 1;
+                    hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
+                    entries.push((
+                        done,
+                        Kept::Old {
+                            pos,
+                            tier,
+                            complete: info.complete,
+                        },
+                    ));
+                    continue;
                 }
-            }
-            if same_build
-                && !grew
-                && report.bytes_read + c.stat.size <= config.max_sync_source_bytes
-            {
-                // The stat moved: the content decides.
-                report.bytes_read += c.stat.size;
-                if let Ok(hash) = hash_file(&c.path, None) {
-                    if hash == old.identity.source_hash {
-                        report.reused += 1;
-                        hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
-                        let mut e = old;
-                        e.identity = identity(&path_str, &c.stat, hash);
-                        entries.push((done, Kept::New(e, Terms::Carried(pos))));
-                        catalog_changed = true;
-                        continue;
+                let old = cat.session(pos).map_err(|e| core_error(&e))?;
+                let same_build = old.policy_fingerprint == policy_fp
+                    && old.format_version == FORMAT_VERSION
+                    && old.tier == tier
+                    && file_intact(&index_lens, index_file, old.summary.cache_bytes);
+                if same_build && c.stat.matches(&old.identity) {
+                    report.reused += 1;
+                    hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
+                    entries.push((done, Kept::New(old, Terms::Carried(pos))));
+                    continue;
+                }
+                let grew = c.stat.size > old.identity.size;
+                if same_build
+                    && grew
+                    && tier == Tier::Hot
+                    && report.indexed < config.max_sync_sessions as u64
+                    && report.bytes_read + c.stat.size <= config.max_sync_source_bytes
+                {
+                    // A live session that only grew: verify the old prefix, parse the new bytes.
+                    match append_one(store, &policy, &policy_fp, branches, c, &old, &opts) {
+                        Ok(Some(appended)) => {
+                            report.bytes_read += appended.bytes_read;
+                            report.bytes_parsed += appended.bytes_parsed;
+                            report.indexed += 1;
+                            report.appended += 1;
+                            hot_left = hot_left.saturating_sub(1);
+                            entries.push((done, Kept::New(appended.entry, Terms::File)));
+                            catalog_changed = true;
+                            continue;
+                        }
+                        Ok(None) => {}
+                        Err(e) => return Err(e),
                     }
                 }
-            }
-            // Changed: rebuild below, or keep the old entry as stale when a budget stops us.
-            if report.indexed >= config.max_sync_sessions as u64
+                if same_build
+                    && !grew
+                    && report.bytes_read + c.stat.size <= config.max_sync_source_bytes
+                {
+                    // The stat moved: the content decides.
+                    report.bytes_read += c.stat.size;
+                    if let Ok(hash) = hash_file(&c.path, None) {
+                        if hash == old.identity.source_hash {
+                            report.reused += 1;
+                            hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
+                            let mut e = old;
+                            e.identity = identity(&path_str, &c.stat, hash);
+                            entries.push((done, Kept::New(e, Terms::Carried(pos))));
+                            catalog_changed = true;
+                            continue;
+                        }
+                    }
+                }
+                // Changed: rebuild below, or keep the old entry as stale when a budget stops us.
+                if report.indexed >= config.max_sync_sessions as u64
+                    || report.bytes_read + c.stat.size > config.max_sync_source_bytes
+                {
+                    budget_sessions_hit |= report.indexed >= config.max_sync_sessions as u64;
+                    budget_bytes_hit |=
+                        report.bytes_read + c.stat.size > config.max_sync_source_bytes;
+                    cov.stale_sessions += 1;
+                    hot_left = hot_left.saturating_sub(usize::from(old.tier == Tier::Hot));
+                    // Its old index file, if it is still there as the catalog recorded it,
+                    // gives what the old catalog has; otherwise it is opened (and the session
+                    // left out when that fails).
+                    let old_name = index_name(&mut stale_buf, tier_kind(old.tier), &c.key);
+                    let terms = if file_intact(&index_lens, old_name, old.summary.cache_bytes) {
+                        Terms::Carried(pos)
+                    } else {
+                        Terms::File
+                    };
+                    entries.push((done, Kept::New(old, terms)));
+                    continue;
+                }
+            } else if report.indexed >= config.max_sync_sessions as u64
                 || report.bytes_read + c.stat.size > config.max_sync_source_bytes
             {
                 budget_sessions_hit |= report.indexed >= config.max_sync_sessions as u64;
                 budget_bytes_hit |= report.bytes_read + c.stat.size > config.max_sync_source_bytes;
-                cov.stale_sessions += 1;
-                hot_left = hot_left.saturating_sub(usize::from(old.tier == Tier::Hot));
-                // Its old index file, if it is still there as the catalog recorded it,
-                // gives what the old catalog has; otherwise it is opened (and the session
-                // left out when that fails).
-                let old_name = index_name(&mut stale_buf, tier_kind(old.tier), &c.key);
-                let terms = if file_intact(&index_lens, old_name, old.summary.cache_bytes) {
-                    Terms::Carried(pos)
-                } else {
-                    Terms::File
-                };
-                entries.push((done, Kept::New(old, terms)));
                 continue;
             }
-        } else if report.indexed >= config.max_sync_sessions as u64
-            || report.bytes_read + c.stat.size > config.max_sync_source_bytes
-        {
-            budget_sessions_hit |= report.indexed >= config.max_sync_sessions as u64;
-            budget_bytes_hit |= report.bytes_read + c.stat.size > config.max_sync_source_bytes;
-            continue;
-        }
 
-        // (Re)index from source.
-        catalog_changed = true;
-        match index_one(store, &policy, &policy_fp, branches, tier, c, &opts) {
-            Ok((entry, vocab, bytes)) => {
-                report.bytes_read += bytes;
-                report.bytes_parsed += bytes;
-                report.indexed += 1;
-                hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
-                entries.push((done, Kept::New(entry, vocab.into())));
-            }
-            Err(IndexOneError::Source(kind, bytes)) => {
-                report.bytes_read += bytes;
-                report.failed += 1;
-                let code = kind.code();
-                if kind == SourceErrorKind::UnknownFormat {
-                    // Not a session: not eligible, and not read again until it changes.
-                    cov.eligible_sessions -= 1;
-                } else {
-                    cov.add(code, 1);
+            // (Re)index from source.
+            catalog_changed = true;
+            let read = ahead
+                .take(done, &tier)
+                .unwrap_or_else(|| read_one(&policy, &policy_fp, branches, tier, c, &opts));
+            let written = read.and_then(|(built, bytes)| {
+                let (entry, vocab) = built
+                    .write(store, branches, &c.key)
+                    .map_err(IndexOneError::Index)?;
+                Ok((entry, vocab, bytes))
+            });
+            match written {
+                Ok((entry, vocab, bytes)) => {
+                    report.bytes_read += bytes;
+                    report.bytes_parsed += bytes;
+                    report.indexed += 1;
+                    hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
+                    entries.push((done, Kept::New(entry, vocab.into())));
                 }
-                new_skipped.push(Skipped {
-                    path: path_str.into_owned(),
-                    size: c.stat.size,
-                    mtime_ns: c.stat.mtime_ns,
-                    ctime_ns: c.stat.ctime_ns,
-                    inode: c.stat.inode,
-                    code: code.to_owned(),
-                });
+                Err(IndexOneError::Source(kind, bytes)) => {
+                    report.bytes_read += bytes;
+                    report.failed += 1;
+                    let code = kind.code();
+                    if kind == SourceErrorKind::UnknownFormat {
+                        // Not a session: not eligible, and not read again until it changes.
+                        cov.eligible_sessions -= 1;
+                    } else {
+                        cov.add(code, 1);
+                    }
+                    new_skipped.push(Skipped {
+                        path: path_str.into_owned(),
+                        size: c.stat.size,
+                        mtime_ns: c.stat.mtime_ns,
+                        ctime_ns: c.stat.ctime_ns,
+                        inode: c.stat.inode,
+                        code: code.to_owned(),
+                    });
+                }
+                Err(IndexOneError::Index(e)) => return Err(e),
             }
-            Err(IndexOneError::Index(e)) => return Err(e),
         }
-    }
+        Ok(())
+    })?;
     progress(total, total);
     if budget_sessions_hit {
         cov.add("max_sync_sessions", 1);
@@ -634,6 +672,63 @@ pub fn sync(
     Ok(report)
 }
 
+impl Skipped {
+    /// The file has the stat it had when it was skipped.
+    fn unchanged(&self, stat: &Stat) -> bool {
+        self.size == stat.size
+            && self.mtime_ns == stat.mtime_ns
+            && self.ctime_ns == stat.ctime_ns
+            && self.inode == stat.inode
+    }
+}
+
+/// Threads a sync builds index files with: the walk and up to three helpers, or
+/// `SESSIONDEX_BUILD_THREADS` when set to a number (1: no helpers).
+fn build_threads() -> usize {
+    let cores = || std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    std::env::var("SESSIONDEX_BUILD_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .map_or_else(cores, |n| n.clamp(1, 64))
+}
+
+/// The rebuilds a sync will most likely ask for, in the walk's order, each with the tier the
+/// walk gives it when every build succeeds: sessions the last catalog does not have (and
+/// skipped files that changed), within the budgets. A session the last catalog has is left
+/// to the walk: it is usually reused.
+fn likely_rebuilds(
+    candidates: &[Candidate],
+    old_entries: &HashMap<&str, usize>,
+    old_skipped: &HashMap<String, Skipped>,
+    config: &Config,
+) -> Vec<(usize, Tier)> {
+    let mut hot_left = config.hot_sessions;
+    let (mut count, mut bytes) = (0usize, 0u64);
+    let mut jobs = Vec::new();
+    for (at, c) in candidates.iter().enumerate() {
+        let path = c.path.to_string_lossy();
+        if old_skipped
+            .get(path.as_ref())
+            .is_some_and(|s| s.unchanged(&c.stat))
+        {
+            continue;
+        }
+        let tier = if hot_left > 0 { Tier::Hot } else { Tier::Cold };
+        if !old_entries.contains_key(path.as_ref()) {
+            if count >= config.max_sync_sessions
+                || bytes.saturating_add(c.stat.size) > config.max_sync_source_bytes
+            {
+                continue;
+            }
+            count += 1;
+            bytes += c.stat.size;
+            jobs.push((at, tier));
+        }
+        hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
+    }
+    jobs
+}
+
 fn identity(path: &str, stat: &Stat, source_hash: String) -> SourceIdentity {
     SourceIdentity {
         path: path.to_owned(),
@@ -650,16 +745,17 @@ enum IndexOneError {
     Index(Error),
 }
 
-/// Reads one source (hashing it on the way), builds its index file and writes it.
-fn index_one(
-    store: &Store,
+/// Reads one source (hashing it on the way) and builds its index file, not written yet;
+/// with the source bytes read. Touches nothing on disk, so a helper thread can run it
+/// ([`crate::ahead`]).
+fn read_one(
     policy: &Policy,
     policy_fp: &str,
     branches: Branches,
     tier: Tier,
     c: &Candidate,
     opts: &ReadOptions,
-) -> Result<(CatalogEntry, Vocab, u64), IndexOneError> {
+) -> Result<(Built, u64), IndexOneError> {
     let path_str = c.path.to_string_lossy().into_owned();
     let file = File::open(&c.path).map_err(|_| IndexOneError::Source(SourceErrorKind::Io, 0))?;
     let mut reader = BufReader::with_capacity(256 * 1024, HashingReader::new(file));
@@ -676,11 +772,9 @@ fn index_one(
         r.text = String::new();
         r.thinking = None;
     }
-    let (entry, vocab) = write_index(
-        store,
+    let built = build_index(
         policy,
         policy_fp,
-        branches,
         tier,
         c,
         &session,
@@ -691,7 +785,7 @@ fn index_one(
         },
     )
     .map_err(IndexOneError::Index)?;
-    Ok((entry, vocab, bytes))
+    Ok((built, bytes))
 }
 
 struct SourceIdentityParts<'a> {
@@ -717,19 +811,40 @@ fn resume_blob(session: &source::Session) -> Vec<u8> {
     serde_json::to_vec(&bare).unwrap_or_default()
 }
 
-/// Builds the index file of a read session, writes it, and returns its catalog entry.
-#[allow(clippy::too_many_arguments)]
-fn write_index(
-    store: &Store,
+/// The index file of a read session with its catalog entry and what it gives the catalog's
+/// merged maps, not written yet.
+struct Built {
+    kind: FileKind,
+    file: Aligned,
+    entry: CatalogEntry,
+    vocab: Vocab,
+}
+
+impl Built {
+    /// Writes the index file; returns the catalog entry and terms.
+    fn write(
+        self,
+        store: &Store,
+        branches: Branches,
+        key: &str,
+    ) -> Result<(CatalogEntry, Vocab), Error> {
+        store
+            .write(branches, self.kind, key, &self.file)
+            .map_err(|e| core_error(&e))?;
+        Ok((self.entry, self.vocab))
+    }
+}
+
+/// Builds the index file of a read session.
+fn build_index(
     policy: &Policy,
     policy_fp: &str,
-    branches: Branches,
     tier: Tier,
     c: &Candidate,
     session: &source::Session,
     sel: &source::Selection,
     id: SourceIdentityParts<'_>,
-) -> Result<(CatalogEntry, Vocab), Error> {
+) -> Result<Built, Error> {
     let (kind, built) = match tier {
         Tier::Hot => (
             FileKind::Hot,
@@ -738,9 +853,6 @@ fn write_index(
         Tier::Cold => (FileKind::Cold, cold::build(&session.meta, sel, policy)),
     };
     let built = built.map_err(|e| core_error(&e))?;
-    store
-        .write(branches, kind, &c.key, &built)
-        .map_err(|e| core_error(&e))?;
     // The summary as stored in the file (caps may have added reasons there).
     let mut summary = match tier {
         Tier::Hot => hot::HotShard::open(&built[..]).map(|s| s.summary().clone()),
@@ -760,7 +872,12 @@ fn write_index(
         policy_fingerprint: policy_fp.to_owned(),
         format_version: FORMAT_VERSION,
     };
-    Ok((entry, vocab))
+    Ok(Built {
+        kind,
+        file: built,
+        entry,
+        vocab,
+    })
 }
 
 struct Appended {
@@ -875,11 +992,9 @@ fn append_one(
         }
     }
     drop(stored);
-    let (entry, _) = write_index(
-        store,
+    let (entry, _) = build_index(
         policy,
         policy_fp,
-        branches,
         Tier::Hot,
         c,
         &session,
@@ -888,7 +1003,8 @@ fn append_one(
             path: &path_str,
             hash,
         },
-    )?;
+    )?
+    .write(store, branches, &c.key)?;
     Ok(Some(Appended {
         entry,
         bytes_read: total,
@@ -1011,5 +1127,126 @@ fn tier_kind(tier: Tier) -> FileKind {
     match tier {
         Tier::Hot => FileKind::Hot,
         Tier::Cold => FileKind::Cold,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::time::{Duration, SystemTime};
+
+    /// Every file under `dir` (relative path -> bytes).
+    fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.file_name().is_some_and(|n| n != "lock") {
+                    out.insert(
+                        p.strip_prefix(dir).unwrap().to_path_buf(),
+                        std::fs::read(&p).unwrap(),
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    /// Writes `n` session files (the examples, over and over, each copy a distinct session
+    /// by its mtime and path) into `dir`, the newest last; every `bad_every`-th is not a
+    /// session.
+    fn sessions(dir: &Path, from: usize, n: usize, bad_every: usize) {
+        let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/sessions");
+        let srcs = source::discover(&examples);
+        std::fs::create_dir_all(dir).unwrap();
+        for i in from..from + n {
+            let dst = dir.join(format!("s{i:03}.jsonl"));
+            if i % bad_every == bad_every - 1 {
+                std::fs::write(&dst, "{\"not\":\"a session\"}\n").unwrap();
+            } else {
+                std::fs::copy(&srcs[i % srcs.len()], &dst).unwrap();
+            }
+            let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + i as u64 * 60);
+            let f = std::fs::OpenOptions::new().write(true).open(&dst).unwrap();
+            f.set_times(std::fs::FileTimes::new().set_modified(t))
+                .unwrap();
+        }
+    }
+
+    /// Builds run ahead on helper threads change nothing: the same reports, the same bytes
+    /// in every index file and the catalog, for a first sync, a sync that adds sessions, and
+    /// under budgets; non-session files among the newest shift which sessions are hot.
+    #[test]
+    fn helper_threads_build_what_one_thread_builds() {
+        let tmp = tempfile::tempdir().unwrap();
+        // The second and third syncs see the sessions of `b` too: new ones among reused ones.
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        sessions(&a, 0, 30, 7);
+        sessions(&b, 30, 10, 4);
+        let configs = [
+            Config {
+                hot_sessions: 6,
+                ..Config::default()
+            },
+            Config {
+                hot_sessions: 3,
+                max_sync_sessions: 9,
+                ..Config::default()
+            },
+            Config {
+                hot_sessions: 4,
+                max_sync_source_bytes: 20_000,
+                ..Config::default()
+            },
+        ];
+        for (k, config) in configs.iter().enumerate() {
+            let mut outs = Vec::new();
+            for threads in [1, 2, 4] {
+                let dir = tmp.path().join(format!("idx-{k}-{threads}"));
+                let store = Store::open(&dir).unwrap();
+                let mut reports = Vec::new();
+                for sources in [
+                    vec![a.clone()],
+                    vec![a.clone(), b.clone()],
+                    vec![a.clone(), b.clone()],
+                ] {
+                    let r = sync_with(
+                        &store,
+                        config,
+                        &sources,
+                        Branches::Active,
+                        &mut |_, _| {},
+                        threads,
+                    )
+                    .unwrap();
+                    reports.push(r);
+                }
+                outs.push((threads, reports, files(&dir)));
+            }
+            let (_, reports, first) = &outs[0];
+            assert!(
+                reports[0].indexed > 0 && reports[0].failed > 0,
+                "{reports:?}"
+            );
+            for (threads, r, f) in &outs[1..] {
+                assert_eq!(r, reports, "config {k}, {threads} threads");
+                assert_eq!(
+                    f.keys().collect::<Vec<_>>(),
+                    first.keys().collect::<Vec<_>>(),
+                    "config {k}, {threads} threads"
+                );
+                for (name, bytes) in f {
+                    assert!(
+                        first[name] == *bytes,
+                        "config {k}, {threads} threads: {name:?} differs"
+                    );
+                }
+            }
+        }
     }
 }
