@@ -184,9 +184,10 @@ pub struct CatalogBuilder {
     /// (ordinal here, ordinal in the previous catalog) of sessions whose terms and id keys
     /// are carried over from that catalog's merged maps ([`CatalogBuilder::add_carried`]).
     carried: Vec<(u32, u32)>,
-    /// `vocabs` and `ids` merged so far, every [`FOLD`] sessions.
-    vocab_parts: Vec<Folded>,
-    id_parts: Vec<Folded>,
+    /// Full batches of [`FOLD`] sessions' `vocabs` and `ids`, each merged into one part by
+    /// [`CatalogBuilder::finish_from`] (on several threads when there are cores).
+    vocab_batches: Vec<Batch>,
+    id_batches: Vec<Batch>,
     /// [`FOLD`] (a test sets it past any corpus to compare with one merge of everything).
     fold: usize,
 }
@@ -205,16 +206,53 @@ struct Folded {
     bytes: Vec<u8>,
 }
 
+/// Sessions' maps (session ordinal, map) merged together into one [`Folded`].
+type Batch = Vec<(u32, fst::Map<Vec<u8>>)>;
+
 impl Folded {
-    fn fold(list: &mut Vec<(u32, fst::Map<Vec<u8>>)>, parts: &mut Vec<Folded>) -> Result<()> {
+    fn of(list: &[(u32, fst::Map<Vec<u8>>)]) -> Result<Folded> {
         let (map, starts, bytes) = merge::<&[u8]>(list, &[], None)?;
-        list.clear();
         let starts = starts
             .into_iter()
             .map(|s| format::to_u32(usize::try_from(s).unwrap_or(usize::MAX)))
             .collect::<Result<Vec<_>>>()?;
-        parts.push(Folded { map, starts, bytes });
-        Ok(())
+        Ok(Folded { map, starts, bytes })
+    }
+
+    /// Every batch folded, in order: on this thread and up to three helpers taking batches
+    /// in turn (a helper that cannot be started, as in a browser, leaves its share to the
+    /// others). Each part is the same whichever thread folds it.
+    fn of_all(batches: &[Batch]) -> Result<Vec<Folded>> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::{Mutex, PoisonError};
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get().min(4))
+            .min(batches.len());
+        if threads < 2 {
+            return batches.iter().map(|b| Folded::of(b)).collect();
+        }
+        let next = AtomicUsize::new(0);
+        let done: Vec<Mutex<Option<Result<Folded>>>> =
+            batches.iter().map(|_| Mutex::new(None)).collect();
+        let work = || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(b) = batches.get(i) else { break };
+            let folded = Folded::of(b);
+            *done[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(folded);
+        };
+        std::thread::scope(|s| {
+            for _ in 1..threads {
+                let _ = std::thread::Builder::new().spawn_scoped(s, work);
+            }
+            work();
+        });
+        done.into_iter()
+            .map(|m| {
+                m.into_inner()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .unwrap_or_else(|| Err(missing()))
+            })
+            .collect()
     }
 }
 
@@ -241,8 +279,8 @@ impl CatalogBuilder {
             vocabs: Vec::new(),
             ids: Vec::new(),
             carried: Vec::new(),
-            vocab_parts: Vec::new(),
-            id_parts: Vec::new(),
+            vocab_batches: Vec::new(),
+            id_batches: Vec::new(),
             fold: FOLD,
         }
     }
@@ -291,7 +329,7 @@ impl CatalogBuilder {
         if let Some(set) = terms.id_keys {
             self.ids.push((ord, fst::Map::from(set.into_fst())));
             if self.ids.len() >= self.fold {
-                Folded::fold(&mut self.ids, &mut self.id_parts)?;
+                self.id_batches.push(std::mem::take(&mut self.ids));
             }
         }
         let vocabulary = terms.vocabulary;
@@ -348,7 +386,7 @@ impl CatalogBuilder {
             // A set is an FST whose values are all 0; as a map it joins an indexed union.
             self.vocabs.push((ord, fst::Map::from(v.into_fst())));
             if self.vocabs.len() >= self.fold {
-                Folded::fold(&mut self.vocabs, &mut self.vocab_parts)?;
+                self.vocab_batches.push(std::mem::take(&mut self.vocabs));
             }
         }
         Ok(ord)
@@ -430,14 +468,23 @@ impl CatalogBuilder {
             })
         };
         let c = old.map(|cat| cat.cols).unwrap_or_default();
+        let n_vocab = self.vocab_batches.len();
+        let batches: Vec<Batch> = self
+            .vocab_batches
+            .drain(..)
+            .chain(self.id_batches.drain(..))
+            .collect();
+        let mut parts = Folded::of_all(&batches)?;
+        drop(batches);
+        let id_parts = parts.split_off(n_vocab);
         (self.p.terms, self.p.post_starts, self.p.post_bytes) = merge(
             &self.vocabs,
-            &self.vocab_parts,
+            &parts,
             from(c.terms, c.post_starts, c.post_bytes),
         )?;
         (self.p.ids, self.p.id_post_starts, self.p.id_post_bytes) = merge(
             &self.ids,
-            &self.id_parts,
+            &id_parts,
             from(c.ids, c.id_post_starts, c.id_post_bytes),
         )?;
         self.p.strings = std::mem::take(&mut self.st.bytes);
