@@ -192,9 +192,9 @@ pub struct CatalogBuilder {
     fold: usize,
 }
 
-/// How many sessions' FSTs a builder holds before merging them into one part: a sync of
-/// 10,000 sessions then holds about 40 merged parts instead of 10,000 small FSTs, and the
-/// final merge takes about 40 streams instead of 10,000 (a heap 6 levels deep, not 14).
+/// How many sessions' FSTs are merged into one part before the final merge: at 10,000
+/// sessions the final merge takes about 40 streams instead of 10,000 (a heap 6 levels deep,
+/// not 14), and the 40 batches are folded on as many threads as there are cores.
 const FOLD: usize = 256;
 
 /// Per-session maps merged into one ([`merge`]): a term map, `n+1` posting starts and the
