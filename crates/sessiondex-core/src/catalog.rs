@@ -206,17 +206,139 @@ struct Folded {
     bytes: Vec<u8>,
 }
 
+/// Distinct byte strings numbered in the order first met: their bytes in one buffer and an
+/// open-addressed table of their numbers (linear probing, kept at most half full).
+#[derive(Default)]
+struct Distinct {
+    text: Vec<u8>,
+    /// `ends[i]`: the end of string `i` in `text`.
+    ends: Vec<usize>,
+    hashes: Vec<u64>,
+    /// String numbers, `u32::MAX` for an empty slot; a power of two long.
+    slots: Vec<u32>,
+}
+
+impl Distinct {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, i: u32) -> &[u8] {
+        let i = i as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+
+    /// The first slot of hash `h` in a table of `len` slots: the high bits, which the
+    /// multiply of FxHash mixes into.
+    fn slot(h: u64, len: usize) -> usize {
+        (h >> (64 - len.trailing_zeros())) as usize
+    }
+
+    /// The number of `t`, given it if new.
+    fn id(&mut self, t: &[u8]) -> Result<u32> {
+        use std::hash::BuildHasher;
+        if (self.len() + 1) * 2 > self.slots.len() {
+            let len = (self.slots.len() * 2).max(1024);
+            self.slots = vec![u32::MAX; len];
+            for (i, &h) in self.hashes.iter().enumerate() {
+                let mut at = Distinct::slot(h, len);
+                while self.slots[at] != u32::MAX {
+                    at = (at + 1) & (len - 1);
+                }
+                self.slots[at] = i as u32;
+            }
+        }
+        let h = rustc_hash::FxBuildHasher.hash_one(t);
+        let mask = self.slots.len() - 1;
+        let mut at = Distinct::slot(h, self.slots.len());
+        loop {
+            let s = self.slots[at];
+            if s == u32::MAX {
+                let id = format::to_u32(self.len())?;
+                self.text.extend_from_slice(t);
+                self.ends.push(self.text.len());
+                self.hashes.push(h);
+                self.slots[at] = id;
+                return Ok(id);
+            }
+            if self.hashes[s as usize] == h && self.get(s) == t {
+                return Ok(s);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+}
+
 /// Sessions' maps (session ordinal, map) merged together into one [`Folded`].
 type Batch = Vec<(u32, fst::Map<Vec<u8>>)>;
 
 impl Folded {
+    /// The union of a batch: what [`merge`] gives for it, without a heap of streams. Each
+    /// distinct term gets a number the first time it is met ([`Distinct`]), each
+    /// `(term, session)` pair is noted, then the distinct terms are sorted once and the pairs
+    /// placed by a counting sort (stable, so a term's sessions keep the batch's order; sorted
+    /// after only when that order was not ascending).
     fn of(list: &[(u32, fst::Map<Vec<u8>>)]) -> Result<Folded> {
-        let (map, starts, bytes) = merge::<&[u8]>(list, &[], None)?;
-        let starts = starts
-            .into_iter()
-            .map(|s| format::to_u32(usize::try_from(s).unwrap_or(usize::MAX)))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Folded { map, starts, bytes })
+        use fst::Streamer;
+        let mut terms = Distinct::default();
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        let mut ascending = true;
+        let mut last_session: Option<u32> = None;
+        for (session, map) in list {
+            ascending &= last_session.is_none_or(|l| l < *session);
+            last_session = Some(*session);
+            let mut stream = map.stream();
+            while let Some((t, _)) = stream.next() {
+                pairs.push((terms.id(t)?, *session));
+            }
+        }
+        let n = terms.len();
+        // The distinct terms in byte order; `rank[id]` is a term's ordinal.
+        let mut order: Vec<u32> = (0..format::to_u32(n)?).collect();
+        order.sort_unstable_by(|&a, &b| terms.get(a).cmp(terms.get(b)));
+        let mut rank = vec![0u32; n];
+        for (r, &id) in order.iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+        // Counting sort of the pairs by rank.
+        let mut starts = vec![0u32; n + 1];
+        for &(id, _) in &pairs {
+            starts[rank[id as usize] as usize + 1] += 1;
+        }
+        for i in 0..n {
+            starts[i + 1] += starts[i];
+        }
+        let mut fill = starts.clone();
+        let mut sessions = vec![0u32; pairs.len()];
+        for &(id, s) in &pairs {
+            let slot = &mut fill[rank[id as usize] as usize];
+            sessions[*slot as usize] = s;
+            *slot += 1;
+        }
+        drop(pairs);
+        let mut map = fst::MapBuilder::memory();
+        let mut bytes = Vec::new();
+        let mut byte_starts = Vec::with_capacity(n + 1);
+        byte_starts.push(0u32);
+        for (r, &id) in order.iter().enumerate() {
+            let list = &mut sessions[starts[r] as usize..starts[r + 1] as usize];
+            if !ascending {
+                list.sort_unstable();
+            }
+            let mut prev = 0u32;
+            for (k, &s) in list.iter().enumerate() {
+                write_varint(&mut bytes, if k == 0 { s } else { s - prev });
+                prev = s;
+            }
+            map.insert(terms.get(id), r as u64)?;
+            byte_starts.push(format::to_u32(bytes.len())?);
+        }
+        Ok(Folded {
+            map: map.into_inner()?,
+            starts: byte_starts,
+            bytes,
+        })
     }
 
     /// Every batch folded, in order: on this thread and up to three helpers taking batches
@@ -1388,6 +1510,44 @@ mod tests {
         }
         let carried = b.finish_from(Some(&cat)).unwrap();
         assert_eq!(carried.as_slice(), build(usize::MAX, &even).as_slice());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// A batch folds to what one heap merge of it gives: shared and own terms, sessions
+        /// in any order, past the table's first growth (512 distinct terms).
+        #[test]
+        fn a_fold_is_the_merge_of_its_batch(
+            sessions in proptest::collection::btree_set(0u32..5000, 1..40),
+            seed in 0u64..1000,
+            shuffle in proptest::bool::ANY,
+        ) {
+            let mut ords: Vec<u32> = sessions.into_iter().collect();
+            if shuffle {
+                ords.reverse();
+                let k = (seed as usize) % ords.len();
+                ords.rotate_left(k);
+            }
+            let batch: Batch = ords
+                .iter()
+                .map(|&s| {
+                    let words: std::collections::BTreeSet<String> = (0..(seed % 97 + s as u64 % 61))
+                        .map(|k| format!("t{}", (k * k + seed * u64::from(s)) % 1500))
+                        .chain([format!("own{s}"), "é".to_owned()])
+                        .collect();
+                    let set = fst::Set::from_iter(words).unwrap();
+                    (s, fst::Map::from(set.into_fst()))
+                })
+                .collect();
+            let folded = Folded::of(&batch).unwrap();
+            let (map, starts, bytes) = merge::<&[u8]>(&batch, &[], None).unwrap();
+            proptest::prop_assert_eq!(folded.map, map);
+            proptest::prop_assert_eq!(
+                folded.starts.iter().map(|&s| u64::from(s)).collect::<Vec<_>>(),
+                starts
+            );
+            proptest::prop_assert_eq!(folded.bytes, bytes);
+        }
     }
 
     #[test]
