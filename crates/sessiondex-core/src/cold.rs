@@ -246,6 +246,11 @@ impl Interner {
 /// The canonical vocabulary of a selection's indexed text under `policy`, sorted.
 #[must_use]
 pub fn vocabulary(sel: &Selection, policy: &Policy) -> BTreeSet<String> {
+    sorted_vocabulary(sel, policy).into_iter().collect()
+}
+
+/// [`vocabulary`] as a sorted vector.
+fn sorted_vocabulary(sel: &Selection, policy: &Policy) -> Vec<String> {
     let mut set: rustc_hash::FxHashSet<Box<str>> = rustc_hash::FxHashSet::default();
     for r in &sel.records {
         for part in [policy.text(r), policy.thinking(r)].into_iter().flatten() {
@@ -258,7 +263,7 @@ pub fn vocabulary(sel: &Selection, policy: &Policy) -> BTreeSet<String> {
     }
     let mut terms: Vec<String> = set.into_iter().map(String::from).collect();
     terms.sort_unstable();
-    terms.into_iter().collect()
+    terms
 }
 
 fn fst_set<'a>(terms: impl Iterator<Item = &'a String>) -> Result<Vec<u8>> {
@@ -408,7 +413,7 @@ fn largest_fitting(
 /// [`ErrorKind::TooLarge`] when a column exceeds `u32` offsets.
 pub fn build(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<Aligned> {
     let mut summary = SessionSummary::new(meta, sel);
-    let all_terms: Vec<String> = vocabulary(sel, policy).into_iter().collect();
+    let all_terms = sorted_vocabulary(sel, policy);
     let mut kept_terms = 0usize;
     let mut bytes = 0u64;
     for t in &all_terms {

@@ -40,7 +40,59 @@ fn is_term_char(c: char) -> bool {
 
 /// Calls `f` with every canonical term of `text`, in order. Allocates only for terms that
 /// need lowercasing or NFKC.
-pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
+pub fn for_each_token(text: &str, f: impl FnMut(&str)) {
+    if text.is_ascii() {
+        ascii_tokens(text, f);
+    } else {
+        general_tokens(text, f);
+    }
+}
+
+/// A byte that is a term character in ASCII text: `_`, a letter or a digit.
+static ASCII_TERM: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = (b as u8).is_ascii_alphanumeric() || b == b'_' as usize;
+        b += 1;
+    }
+    t
+};
+
+/// [`for_each_token`] of ASCII text, a byte at a time: ASCII is NFKC already, its term
+/// characters are `_`, letters and digits, and lowercasing is per byte.
+fn ascii_tokens(text: &str, mut f: impl FnMut(&str)) {
+    let b = text.as_bytes();
+    let mut lower = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        while i < b.len() && !ASCII_TERM[usize::from(b[i])] {
+            i += 1;
+        }
+        let start = i;
+        let mut upper = false;
+        while i < b.len() && ASCII_TERM[usize::from(b[i])] {
+            upper |= b[i].is_ascii_uppercase();
+            i += 1;
+        }
+        if start == i {
+            break;
+        }
+        // Every byte is ASCII, so any offset is a char boundary.
+        let piece = text.get(start..i).unwrap_or_default();
+        if upper {
+            lower.clear();
+            lower.push_str(piece);
+            lower.make_ascii_lowercase();
+            f(&lower);
+        } else {
+            f(piece);
+        }
+    }
+}
+
+/// [`for_each_token`] of any text, a char at a time.
+fn general_tokens(text: &str, mut f: impl FnMut(&str)) {
     let normalized = nfkc(text);
     let mut lower = String::new();
     let mut start: Option<usize> = None;
@@ -84,6 +136,19 @@ pub fn tokenize(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+        /// The byte-at-a-time path gives the terms the general one gives, on any ASCII text.
+        #[test]
+        fn ascii_terms_are_the_general_terms(text in "[ -~\t\n\r\x00-\x1f\x7f]{0,80}") {
+            let mut fast = Vec::new();
+            ascii_tokens(&text, |t| fast.push(t.to_owned()));
+            let mut general = Vec::new();
+            general_tokens(&text, |t| general.push(t.to_owned()));
+            proptest::prop_assert_eq!(fast, general);
+        }
+    }
 
     #[test]
     fn paths_are_terms_not_patterns() {
