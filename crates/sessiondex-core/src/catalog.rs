@@ -270,6 +270,28 @@ impl Distinct {
     }
 }
 
+/// `a()` and `b()`, `b` on a helper thread when there is more than one core and one can be
+/// started (else both here); `None` for `b` only when its helper panicked.
+fn both<A, B: Send>(a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, Option<B>) {
+    use std::sync::{Mutex, PoisonError};
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    if cores < 2 {
+        return (a(), Some(b()));
+    }
+    let b = Mutex::new(Some(b));
+    let run_b = || {
+        let f = b.lock().unwrap_or_else(PoisonError::into_inner).take();
+        f.map(|f| f())
+    };
+    std::thread::scope(|s| {
+        let helper = std::thread::Builder::new().spawn_scoped(s, run_b);
+        let ra = a();
+        // A helper that could not start (or panicked before taking `b`) leaves `b` here.
+        let rb = helper.ok().and_then(|h| h.join().ok().flatten());
+        (ra, rb.or_else(run_b))
+    })
+}
+
 /// Sessions' maps (session ordinal, map) merged together into one [`Folded`].
 type Batch = Vec<(u32, fst::Map<Vec<u8>>)>;
 
@@ -564,7 +586,10 @@ impl CatalogBuilder {
     ///
     /// As [`CatalogBuilder::finish`]; `index_corrupt` when `old` is damaged, or when sessions
     /// were carried and `old` is `None`.
-    pub fn finish_from<B: AsRef<[u8]>>(mut self, old: Option<&Catalog<B>>) -> Result<Aligned> {
+    pub fn finish_from<B: AsRef<[u8]> + Sync>(
+        mut self,
+        old: Option<&Catalog<B>>,
+    ) -> Result<Aligned> {
         let carried = match old {
             Some(cat) if !self.carried.is_empty() => {
                 let mut renumber = vec![u32::MAX; cat.len()];
@@ -599,16 +624,25 @@ impl CatalogBuilder {
         let mut parts = Folded::of_all(&batches)?;
         drop(batches);
         let id_parts = parts.split_off(n_vocab);
-        (self.p.terms, self.p.post_starts, self.p.post_bytes) = merge(
-            &self.vocabs,
-            &parts,
-            from(c.terms, c.post_starts, c.post_bytes),
-        )?;
-        (self.p.ids, self.p.id_post_starts, self.p.id_post_bytes) = merge(
-            &self.ids,
-            &id_parts,
-            from(c.ids, c.id_post_starts, c.id_post_bytes),
-        )?;
+        let (terms, ids) = both(
+            || {
+                merge(
+                    &self.vocabs,
+                    &parts,
+                    from(c.terms, c.post_starts, c.post_bytes),
+                )
+            },
+            || {
+                merge(
+                    &self.ids,
+                    &id_parts,
+                    from(c.ids, c.id_post_starts, c.id_post_bytes),
+                )
+            },
+        );
+        (self.p.terms, self.p.post_starts, self.p.post_bytes) = terms?;
+        (self.p.ids, self.p.id_post_starts, self.p.id_post_bytes) =
+            ids.ok_or_else(|| Error::corrupt("the id map merge did not finish"))??;
         self.p.strings = std::mem::take(&mut self.st.bytes);
         self.p.string_offsets = std::mem::take(&mut self.st.offsets);
         let _ = self.branches;
@@ -1548,6 +1582,28 @@ mod tests {
             );
             proptest::prop_assert_eq!(folded.bytes, bytes);
         }
+    }
+
+    #[test]
+    fn both_runs_each_once() {
+        let runs = std::sync::atomic::AtomicUsize::new(0);
+        let count = || runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(both(|| 1, || 2), (1, Some(2)));
+        // A panicking `b` is reported as `None`, not run again here.
+        let (a, b) = both(
+            || 1,
+            || {
+                count();
+                if std::thread::available_parallelism().map_or(1, std::num::NonZero::get) > 1 {
+                    panic!("b fails on its helper");
+                }
+                2
+            },
+        );
+        assert_eq!(a, 1);
+        assert_eq!(runs.load(std::sync::atomic::Ordering::Relaxed), 1);
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        assert_eq!(b, (cores == 1).then_some(2));
     }
 
     #[test]
