@@ -199,7 +199,11 @@ fn open(
         .resolve()
         .map_err(|e| fail(json, &Error::new(ErrorCode::InvalidConfig, e.to_string())))?;
     let sources = (!sources.is_empty()).then(|| sources.to_vec());
-    Memory::open(config, sources, index_dir.cloned()).map_err(|e| fail(json, &e))
+    let mut memory =
+        Memory::open(config, sources, index_dir.cloned()).map_err(|e| fail(json, &e))?;
+    // One call per process: a cold digest kept open would only keep its pages here.
+    memory.set_cold_cache_bytes(0);
+    Ok(memory)
 }
 
 fn open_memory(m: &MemoryArgs, json: bool) -> Result<Memory, ExitCode> {

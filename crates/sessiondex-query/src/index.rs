@@ -111,9 +111,6 @@ pub struct Index {
     /// Cold digests opened (and checked) so far, per catalog position, likewise, up to
     /// `cold_cap` bytes of digests in all (`cold_bytes`).
     cold: Vec<Mutex<Option<Arc<ColdDigest<Bytes>>>>>,
-    /// Per catalog position: whether its digest was opened before (a digest is kept from its
-    /// second use on).
-    cold_used: Vec<std::sync::atomic::AtomicBool>,
     cold_bytes: std::sync::atomic::AtomicU64,
     cold_cap: std::sync::atomic::AtomicU64,
     /// [`Index::newest_first`], computed by the first call that needs it.
@@ -366,9 +363,6 @@ impl Index {
         let entries = decode(catalog.as_ref())?;
         let hot = (0..entries.len()).map(|_| Mutex::new(None)).collect();
         let cold = (0..entries.len()).map(|_| Mutex::new(None)).collect();
-        let cold_used = (0..entries.len())
-            .map(|_| std::sync::atomic::AtomicBool::new(false))
-            .collect();
         Ok(Index {
             backend: Backend::Store(store),
             branches,
@@ -376,7 +370,6 @@ impl Index {
             catalog,
             catalog_file: Some((path, stamp)),
             hot,
-            cold_used,
             cold,
             cold_bytes: std::sync::atomic::AtomicU64::new(0),
             cold_cap: std::sync::atomic::AtomicU64::new(COLD_CACHE_BYTES),
@@ -417,9 +410,6 @@ impl Index {
         }
         let hot = (0..entries.len()).map(|_| Mutex::new(None)).collect();
         let cold = (0..entries.len()).map(|_| Mutex::new(None)).collect();
-        let cold_used = (0..entries.len())
-            .map(|_| std::sync::atomic::AtomicBool::new(false))
-            .collect();
         Ok(Index {
             backend: Backend::Memory {
                 files: parts.files,
@@ -431,7 +421,6 @@ impl Index {
             #[cfg(feature = "fs")]
             catalog_file: None,
             hot,
-            cold_used,
             cold,
             cold_bytes: std::sync::atomic::AtomicU64::new(0),
             cold_cap: std::sync::atomic::AtomicU64::new(COLD_CACHE_BYTES),
@@ -611,11 +600,11 @@ impl Index {
     }
 
     /// [`Index::cold`], opened and checked once per index and shared, as [`Index::hot_shared`],
-    /// from its second use on and while the digests kept stay within [`COLD_CACHE_BYTES`]
+    /// while the digests kept stay within [`COLD_CACHE_BYTES`]
     /// ([`Index::set_cold_cache_bytes`]); otherwise opened and checked for the caller alone.
-    /// A recall over many cold sessions with structural filters opens thousands of digests
-    /// once: keeping them all from the first use, a one-call process (the CLI) over 10,256
-    /// sessions peaked at 70-86 MiB instead of 48.
+    /// A recall over many cold sessions with structural filters opens thousands of digests:
+    /// kept, their pages stay in the process, so a one-call process (the CLI, which sets the
+    /// cap to 0) over 10,256 sessions peaked at 70-86 MiB instead of 48.
     ///
     /// # Errors
     ///
@@ -638,11 +627,7 @@ impl Index {
             self.cold_bytes.fetch_sub(pages(&old), Ordering::Relaxed);
         }
         let digest = self.cold(i)?.map(Arc::new);
-        let used = self
-            .cold_used
-            .get(i)
-            .is_some_and(|u| u.swap(true, Ordering::Relaxed));
-        if let (Some(d), true) = (&digest, used) {
+        if let Some(d) = &digest {
             let len = pages(d);
             let cap = self.cold_cap.load(Ordering::Relaxed);
             let kept = self

@@ -85,6 +85,9 @@ pub struct Memory {
     /// while its catalog is still the file on disk, so hot shards are opened and checked
     /// once per process rather than once per call.
     pub(crate) indexes: OpenIndexes,
+    /// Bytes of cold digests each opened index keeps across calls
+    /// ([`Memory::set_cold_cache_bytes`]).
+    pub(crate) cold_cache_bytes: u64,
 }
 
 /// The indexes a [`Memory`] keeps open, per branch mode.
@@ -109,7 +112,15 @@ impl Memory {
             sources: sources.unwrap_or_else(default_sources),
             store,
             indexes: Arc::default(),
+            cold_cache_bytes: sessiondex_query::index::COLD_CACHE_BYTES,
         })
+    }
+
+    /// Sets the bytes of cold digests an index opened from now on keeps open across calls
+    /// (default [`sessiondex_query::index::COLD_CACHE_BYTES`]). A process that answers one
+    /// call and exits (the CLI) sets 0: kept digests would only hold their pages in it.
+    pub fn set_cold_cache_bytes(&mut self, bytes: u64) {
+        self.cold_cache_bytes = bytes;
     }
 
     /// The configuration.
