@@ -826,7 +826,10 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
         let ord = usize::try_from(ord).map_err(|_| missing())?;
         let base = self.base();
         let span = self.cols.field_starts.span(base, ord).ok_or_else(missing)?;
-        self.cols.field_postings.range(base, span).ok_or_else(missing)
+        self.cols
+            .field_postings
+            .range(base, span)
+            .ok_or_else(missing)
     }
 
     /// Tuple ordinals whose `field` equals `value`, ascending; empty when none.
