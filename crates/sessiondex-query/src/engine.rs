@@ -114,6 +114,9 @@ struct ColdCand {
     /// Ordinals of its digest's tuples that pass the structural filters (the first
     /// [`MAX_STRUCTURAL_ENTRIES`]).
     structural: Vec<u32>,
+    /// The catalog proved a tuple passes the one structural filter, so the digest was not
+    /// read: its tuples are found if it becomes a page's hit.
+    structural_later: bool,
 }
 
 /// A ranked item's kind.
@@ -158,6 +161,9 @@ struct Search<'a> {
     /// Per catalog session, for an id query: whether one of its ids has the query's key
     /// (`None`: walk every session's entries).
     id_walk: Option<Vec<bool>>,
+    /// Per catalog session, with exactly one structural filter: whether the catalog's field
+    /// keys hold its value, so a tuple of the session's digest passes it (empty otherwise).
+    structural_proven: Vec<bool>,
 }
 
 fn eq(want: Option<&String>, got: Option<&str>) -> bool {
@@ -318,6 +324,11 @@ fn structural_sessions(
                 *c += 1;
             }
         }
+    }
+    if need == 1 {
+        // One filter: a session the catalog lists has a record with the value (its field
+        // keys are its index file's), so no digest needs reading to know it is a candidate.
+        s.structural_proven = count.iter().map(|&c| c == 1).collect();
     }
     let mut out: Vec<bool> = count.into_iter().map(|c| c == need).collect();
     if let Some(key) = s.px.id_key() {
@@ -1225,6 +1236,7 @@ pub fn recall(
         regex_terms: None,
         regex_hot: None,
         id_walk: None,
+        structural_proven: Vec::new(),
     };
     let lexical = !matches!(s.matcher, Matcher::None);
     let mut slots: Vec<Slot> = Vec::new();
@@ -1412,7 +1424,8 @@ pub fn recall(
                 continue;
             }
             let mut found = Vec::new();
-            if structural {
+            let structural_later = structural && s.structural_proven.get(ci) == Some(&true);
+            if structural && !structural_later {
                 let Some(d) = index.cold_shared(ci)? else {
                     s.coverage.add_reason("index_file_missing");
                     continue;
@@ -1467,6 +1480,7 @@ pub fn recall(
                 slot: k,
                 notes,
                 structural: found,
+                structural_later,
             });
         }
     }
@@ -1543,6 +1557,8 @@ pub fn recall(
     let mut hits = Vec::new();
     let mut used = 600 + serde_json::to_string(&s.coverage).map_or(0, |c| c.len());
     used += serde_json::to_string(req).map_or(0, |r| r.len());
+    // A page hit whose digest was left for later and is gone.
+    let mut digest_missing = false;
     for &(score, slot_k, entry, item) in items.iter().skip(offset).take(v.page_size as usize) {
         let slot = &slots[slot_k];
         let hit = match item {
@@ -1616,6 +1632,17 @@ pub fn recall(
             Item::Cold(k) => {
                 let c = &s.colds[k];
                 let structural = match slot.catalog {
+                    Some(ci) if c.structural_later => match index.cold_shared(ci)? {
+                        Some(d) => {
+                            let mut m = structural_matches(&v, &d)?.unwrap_or_default();
+                            m.truncate(MAX_STRUCTURAL_ENTRIES);
+                            structural_entries(&d, &m)
+                        }
+                        None => {
+                            digest_missing = true;
+                            Vec::new()
+                        }
+                    },
                     Some(ci) if !c.structural.is_empty() => index
                         .cold_shared(ci)?
                         .map(|d| structural_entries(&d, &c.structural))
@@ -1661,6 +1688,9 @@ pub fn recall(
         }
         used += len;
         hits.push(hit);
+    }
+    if digest_missing {
+        s.coverage.add_reason("index_file_missing");
     }
     let end = offset.saturating_add(hits.len());
     let next = if (end as u64) < total {
@@ -1847,6 +1877,78 @@ mod prefilter_tests {
     /// A cold session names the entries that pass the structural filters (both filters at
     /// once, the first [`super::MAX_STRUCTURAL_ENTRIES`] by position): with one filter, the
     /// entries the same session answers with when hot.
+    #[test]
+    fn one_structural_filter_reads_only_the_page_digests() {
+        let session = |i: usize| {
+            let mut lines = vec![format!(
+                r#"{{"type":"session","version":3,"id":"s{i}","timestamp":"2026-01-01T00:00:{i:02}Z","cwd":"/p"}}"#
+            )];
+            for k in 0..3 {
+                lines.push(format!(
+                    r#"{{"type":"message","id":"a{k}","parentId":{},"timestamp":"2026-01-01T00:00:{i:02}Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"call_{k}","name":"bash","arguments":{{"command":"make step{k}"}}}}]}}}}"#,
+                    if k == 0 { "null".to_owned() } else { format!("\"r{}\"", k - 1) }
+                ));
+                lines.push(format!(
+                    r#"{{"type":"message","id":"r{k}","parentId":"a{k}","timestamp":"2026-01-01T00:00:{i:02}Z","message":{{"role":"toolResult","content":[{{"type":"text","text":"done"}}],"toolCallId":"call_{k}","toolName":"bash","isError":{}}}}}"#,
+                    k == 1
+                ));
+            }
+            lines.join("\n") + "\n"
+        };
+        let fresh = || {
+            let mut m = MemoryIndex::new(MemoryConfig {
+                hot_sessions: Some(0),
+                ..MemoryConfig::default()
+            });
+            for i in 0..12 {
+                m.add_file(&format!("s{i:02}.jsonl"), session(i).as_bytes())
+                    .unwrap();
+            }
+            m
+        };
+        let pages = |index: &crate::index::Index, files: &[&str]| -> u64 {
+            files
+                .iter()
+                .map(|f| {
+                    let i = index
+                        .entries()
+                        .iter()
+                        .position(|e| e.summary.file == *f)
+                        .unwrap();
+                    let len = index.cold(i).unwrap().unwrap().bytes().as_ref().len() as u64;
+                    len.div_ceil(4096) * 4096
+                })
+                .sum()
+        };
+        let all: Vec<String> = (0..12).map(|i| format!("s{i:02}.jsonl")).collect();
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        for (req, reads_all) in [
+            (serde_json::json!({"tool": "bash"}), false),
+            (serde_json::json!({"outcome": "failed"}), false),
+            (
+                serde_json::json!({"tool": "bash", "outcome": "failed"}),
+                true,
+            ),
+        ] {
+            let mut r = RecallRequest::from_json(&req).unwrap();
+            r.scope = Some(Scope::Global);
+            r.page_size = Some(2);
+            let mut m = fresh();
+            let opts = m.engine_options();
+            let index = m.index(Branches::Active).unwrap();
+            let page = recall(index, &opts, &QueryContext::default(), &r).unwrap();
+            assert_eq!((page.total, page.hits.len()), (12, 2), "{req}");
+            for h in &page.hits {
+                assert!(!h.matched_structural_entries.is_empty(), "{req}");
+            }
+            let on_page: Vec<&str> = page.hits.iter().map(|h| h.file.as_str()).collect();
+            let read = if reads_all { &all[..] } else { &on_page[..] };
+            assert_eq!(index.cold_kept_bytes(), pages(index, read), "{req}");
+            // The same page as reading every digest.
+            same_page(index, &opts, &r, &req.to_string());
+        }
+    }
+
     #[test]
     fn cold_sessions_name_their_structural_entries() {
         let mut lines = vec![

@@ -643,6 +643,12 @@ impl Index {
         Ok(digest)
     }
 
+    /// Bytes (whole pages) of the cold digests kept open across calls now.
+    #[must_use]
+    pub fn cold_kept_bytes(&self) -> u64 {
+        self.cold_bytes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Sets the bytes of cold digests kept open across calls (default [`COLD_CACHE_BYTES`]);
     /// digests kept already stay.
     pub fn set_cold_cache_bytes(&self, bytes: u64) {
