@@ -324,7 +324,7 @@ impl Folded {
             rank[id as usize] = r as u32;
         }
         // Counting sort of the pairs by rank.
-        let mut starts = vec![0u32; n + 1];
+        let mut starts = vec![0usize; n + 1];
         for &(id, _) in &pairs {
             starts[rank[id as usize] as usize + 1] += 1;
         }
@@ -335,7 +335,7 @@ impl Folded {
         let mut sessions = vec![0u32; pairs.len()];
         for &(id, s) in &pairs {
             let slot = &mut fill[rank[id as usize] as usize];
-            sessions[*slot as usize] = s;
+            sessions[*slot] = s;
             *slot += 1;
         }
         drop(pairs);
@@ -344,7 +344,7 @@ impl Folded {
         let mut byte_starts = Vec::with_capacity(n + 1);
         byte_starts.push(0u32);
         for (r, &id) in order.iter().enumerate() {
-            let list = &mut sessions[starts[r] as usize..starts[r + 1] as usize];
+            let list = &mut sessions[starts[r]..starts[r + 1]];
             if !ascending {
                 list.sort_unstable();
             }

@@ -1874,9 +1874,10 @@ mod prefilter_tests {
         );
     }
 
-    /// A cold session names the entries that pass the structural filters (both filters at
-    /// once, the first [`super::MAX_STRUCTURAL_ENTRIES`] by position): with one filter, the
-    /// entries the same session answers with when hot.
+    /// With one structural filter the catalog's field keys prove the cold candidates: only the
+    /// page's hits read their digests (and name their entries); with two, every candidate's
+    /// digest is read (a record must hold both). The page is the one reading every digest
+    /// gives.
     #[test]
     fn one_structural_filter_reads_only_the_page_digests() {
         let session = |i: usize| {
@@ -1949,6 +1950,9 @@ mod prefilter_tests {
         }
     }
 
+    /// A cold session names the entries that pass the structural filters (both filters at
+    /// once, the first [`super::MAX_STRUCTURAL_ENTRIES`] by position): with one filter, the
+    /// entries the same session answers with when hot.
     #[test]
     fn cold_sessions_name_their_structural_entries() {
         let mut lines = vec![
