@@ -96,10 +96,15 @@ pub fn contains_sequence(text: &str, seq: &[String]) -> bool {
         if found {
             return;
         }
-        if window.len() == k {
-            window.pop_front();
-        }
-        window.push_back(t.to_owned());
+        // The oldest token's string is reused: no allocation per token once the window is full.
+        let mut slot = if window.len() == k {
+            window.pop_front().unwrap_or_default()
+        } else {
+            String::new()
+        };
+        slot.clear();
+        slot.push_str(t);
+        window.push_back(slot);
         found = window.len() == k && window.iter().zip(seq).all(|(a, b)| a == b);
     });
     found
