@@ -274,8 +274,7 @@ impl Distinct {
 /// started (else both here); `None` for `b` only when its helper panicked.
 fn both<A, B: Send>(a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, Option<B>) {
     use std::sync::{Mutex, PoisonError};
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    if cores < 2 {
+    if sessiondex_source::worker_threads() < 2 {
         return (a(), Some(b()));
     }
     let b = Mutex::new(Some(b));
@@ -369,9 +368,7 @@ impl Folded {
     fn of_all(batches: &[Batch]) -> Result<Vec<Folded>> {
         use std::sync::atomic::{AtomicUsize, Ordering};
         use std::sync::{Mutex, PoisonError};
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get().min(4))
-            .min(batches.len());
+        let threads = sessiondex_source::worker_threads().min(batches.len());
         if threads < 2 {
             return batches.iter().map(|b| Folded::of(b)).collect();
         }
@@ -1594,7 +1591,7 @@ mod tests {
             || 1,
             || {
                 count();
-                if std::thread::available_parallelism().map_or(1, std::num::NonZero::get) > 1 {
+                if sessiondex_source::worker_threads() > 1 {
                     panic!("b fails on its helper");
                 }
                 2
@@ -1602,8 +1599,7 @@ mod tests {
         );
         assert_eq!(a, 1);
         assert_eq!(runs.load(std::sync::atomic::Ordering::Relaxed), 1);
-        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-        assert_eq!(b, (cores == 1).then_some(2));
+        assert_eq!(b, (sessiondex_source::worker_threads() == 1).then_some(2));
     }
 
     #[test]

@@ -131,7 +131,7 @@ fn stat_entries(entries: Vec<fs::DirEntry>) -> Vec<Listed> {
             is_dir: ft.is_some_and(|t| t.is_dir()),
         }
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let threads = sessiondex_source::worker_threads();
     if threads < 2 || entries.len() < 512 {
         return entries.iter().map(one).collect();
     }

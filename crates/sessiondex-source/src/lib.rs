@@ -702,6 +702,14 @@ struct WalkOut {
     unreadable: Vec<PathBuf>,
 }
 
+/// Threads a parallel step of sessiondex uses (the directory walk, the stat of index files,
+/// a sync's builds, the catalog's folds): the machine's cores, at most four; 1 where threads
+/// are not available (a browser).
+#[must_use]
+pub fn worker_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
 /// The walk behind [`discover_all`]; with `stat`, each file's metadata too; with `sorted`, in
 /// path order. Directories are listed by up to four threads (fewer when the machine has
 /// fewer cores): listing and stat calls wait on the kernel, and a tree of 10,000 sessions
@@ -718,8 +726,7 @@ fn walk(
     if meta.is_file() {
         return (vec![(path.to_path_buf(), stat.then_some(meta))], Vec::new());
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    walk_with(path, stat, sorted, threads)
+    walk_with(path, stat, sorted, worker_threads())
 }
 
 /// [`walk`] of a directory with `threads` workers (1: this thread alone).

@@ -685,11 +685,10 @@ impl Skipped {
 /// Threads a sync builds index files with: the walk and up to three helpers, or
 /// `SESSIONDEX_BUILD_THREADS` when set to a number (1: no helpers).
 fn build_threads() -> usize {
-    let cores = || std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
     std::env::var("SESSIONDEX_BUILD_THREADS")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
-        .map_or_else(cores, |n| n.clamp(1, 64))
+        .map_or_else(source::worker_threads, |n| n.clamp(1, 64))
 }
 
 /// The rebuilds a sync will most likely ask for, in the walk's order, each with the tier the
