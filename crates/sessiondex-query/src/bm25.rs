@@ -621,11 +621,13 @@ impl Phrase {
             }
             Some(q)
         };
+        // The needle is lowercase: its first byte in the text is that byte or its capital.
+        let upper = first.to_ascii_uppercase();
         let (mut count, mut p) = (0, 0);
         while count < max {
             let Some(k) = text
                 .get(p..)
-                .and_then(|rest| rest.iter().position(|c| c.to_ascii_lowercase() == first))
+                .and_then(|rest| memchr::memchr2(first, upper, rest))
             else {
                 break;
             };

@@ -156,6 +156,10 @@ struct Search<'a> {
     filtered: bool,
     /// The regex terms the narrowing pass found, reused by the cold pass.
     regex_terms: Option<RegexTerms>,
+    /// The phrase notes the narrowing pass made, reused by the cold pass.
+    phrase_terms: Option<ColdTerms>,
+    /// Per session, the terms ending with a phrase's first token, from the narrowing pass.
+    phrase_first: Option<PhraseFirst>,
     /// For a narrowed regex: per hot session, the matching terms it holds.
     regex_hot: Option<RegexHot>,
     /// Per catalog session, for an id query: whether one of its ids has the query's key
@@ -231,7 +235,15 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
         return Ok(None);
     }
     if let Matcher::Phrase { tokens, phrase } = &s.matcher {
-        return phrase_sessions(cat, tokens, phrase.as_str());
+        if tokens.len() < 2 || !phrase.as_str().is_ascii() {
+            return Ok(None);
+        }
+        let mut terms = ColdTerms::default();
+        let (sessions, first) = phrase_cold_terms(&mut terms, index, cat, tokens)?;
+        terms.seal(cat.len());
+        s.phrase_terms = Some(terms);
+        s.phrase_first = Some(first);
+        return Ok(Some(sessions));
     }
     if let Matcher::Regex(re) = &s.matcher {
         let Some((sessions, terms, hot)) = regex_sessions(index, cat, re)? else {
@@ -449,12 +461,14 @@ const REGEX_NARROW_TERMS: usize = 50_000;
 type RegexTerms = (Vec<(usize, String, u64)>, usize);
 
 /// Inside a hot shard, the entries that can hold an ASCII phrase of two or more tokens (the
-/// rule of [`phrase_sessions`] applied to the shard's postings); `None` when every entry is
-/// to be scanned.
+/// rule of [`phrase_cold_terms`] applied to the shard's postings; the first token's when
+/// `first`, the session's terms that end with it, is known); `None` when every entry is to
+/// be scanned.
 fn phrase_entries(
     shard: &HotShard<Bytes>,
     tokens: &[String],
     phrase: &str,
+    first: Option<&[&str]>,
 ) -> Result<Option<Vec<bool>>, Error> {
     use fst::{IntoStreamer, Streamer};
     #[cfg(test)]
@@ -477,6 +491,21 @@ fn phrase_entries(
             if let Some(c) = count.get_mut(p.entry as usize) {
                 *c += 1;
             }
+        }
+    }
+    if let Some(first) = first.filter(|f| f.len() <= PHRASE_PREFIX_TERMS) {
+        // One count per entry however many of these terms it posts.
+        need += 1;
+        let mut has = vec![false; n];
+        for &t in first {
+            for p in shard.postings(t).map_err(ce)? {
+                if let Some(h) = has.get_mut(p.entry as usize) {
+                    *h = true;
+                }
+            }
+        }
+        for (c, h) in count.iter_mut().zip(has) {
+            *c += usize::from(h);
         }
     }
     let map = shard.terms().map_err(ce)?;
@@ -506,55 +535,6 @@ fn phrase_entries(
 
 /// Terms a phrase's last token may begin that the narrowing looks up at most.
 const PHRASE_PREFIX_TERMS: usize = 2_000;
-
-/// Sessions that can hold an ASCII phrase of two or more tokens: every inner token is one of
-/// their terms and the last token begins one (a phrase matches inside text, so the first
-/// token may end a longer term and the last may begin one). A match of an ASCII phrase is
-/// ASCII text whose tokens are the phrase's, so no session outside loses a match; other
-/// phrases (Unicode case and normal forms differ between phrase and tokenizer) and
-/// one-token phrases (any substring) are not narrowed.
-fn phrase_sessions(
-    cat: &sessiondex_core::catalog::Catalog<crate::index::Bytes>,
-    tokens: &[String],
-    phrase: &str,
-) -> Result<Option<Vec<bool>>, Error> {
-    use fst::{IntoStreamer, Streamer};
-    let (Some((last, inner)), true) = (tokens.split_last(), phrase.is_ascii()) else {
-        return Ok(None);
-    };
-    if inner.is_empty() {
-        return Ok(None);
-    }
-    let mut need: Vec<Vec<u32>> = Vec::with_capacity(tokens.len());
-    for t in &inner[1..] {
-        need.push(cat.sessions_with(t).map_err(ce)?);
-    }
-    let map = cat.terms().map_err(ce)?;
-    let mut upper = last.as_bytes().to_vec();
-    upper.push(0xff);
-    let mut stream = map.range().ge(last.as_bytes()).lt(&upper).into_stream();
-    let mut with_last: Vec<u32> = Vec::new();
-    let mut seen = 0usize;
-    while let Some((_, ord)) = stream.next() {
-        seen += 1;
-        if seen > PHRASE_PREFIX_TERMS {
-            return Ok(None);
-        }
-        with_last.extend(cat.sessions_at(ord).map_err(ce)?);
-    }
-    need.push(with_last);
-    let mut count = vec![0usize; cat.len()];
-    for list in &mut need {
-        list.sort_unstable();
-        list.dedup();
-        for &i in list.iter() {
-            if let Some(c) = count.get_mut(i as usize) {
-                *c += 1;
-            }
-        }
-    }
-    Ok(Some(count.into_iter().map(|c| c == need.len()).collect()))
-}
 
 impl Search<'_> {
     fn passes(&self, e: &HotEntry<'_>) -> Result<bool, Error> {
@@ -746,7 +726,11 @@ impl Search<'_> {
                 self.fuzzy_groups = shared_groups;
             }
             Matcher::Phrase { phrase, tokens } => {
-                let cand = phrase_entries(shard, tokens, phrase.as_str())?;
+                let first = match (&self.phrase_first, catalog) {
+                    (Some(f), Some(ci)) => Some(f.of(ci)),
+                    _ => None,
+                };
+                let cand = phrase_entries(shard, tokens, phrase.as_str(), first.as_deref())?;
                 let mut found = Vec::new();
                 for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
                     let e = shard.entry(i).ok_or_else(corrupt)?;
@@ -860,6 +844,8 @@ struct ColdTerms {
     ids: HashMap<String, u32>,
     /// In the order noted until [`ColdTerms::seal`], then by session (stable).
     notes: Vec<(u32, u32, u32)>,
+    /// After [`ColdTerms::seal`]: where each session's notes begin, one more at the end.
+    starts: Vec<usize>,
 }
 
 impl ColdTerms {
@@ -880,16 +866,31 @@ impl ColdTerms {
         self.notes.push((session, group as u32, name));
     }
 
-    /// Orders the notes by session, each session's in the order noted.
-    fn seal(&mut self) {
+    /// Orders the notes by session, each session's in the order noted, and finds where each
+    /// of the first `sessions` sessions' notes begin (notes of sessions past those are never
+    /// asked for).
+    fn seal(&mut self, sessions: usize) {
         self.notes.sort_by_key(|n| n.0);
+        let mut starts = vec![0usize; sessions + 1];
+        for n in &self.notes {
+            match starts.get_mut(n.0 as usize + 1) {
+                Some(c) => *c += 1,
+                None => break,
+            }
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        self.starts = starts;
     }
 
     /// The notes of `session` (after [`ColdTerms::seal`]), as a range of positions.
     fn of(&self, session: u32) -> std::ops::Range<usize> {
-        let start = self.notes.partition_point(|n| n.0 < session);
-        let end = start + self.notes[start..].partition_point(|n| n.0 == session);
-        start..end
+        let i = session as usize;
+        match (self.starts.get(i), self.starts.get(i + 1)) {
+            (Some(&a), Some(&b)) => a..b,
+            _ => 0..0,
+        }
     }
 
     /// Whether the notes in `range` hold query group `group`.
@@ -954,48 +955,13 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
             }
         }
         Matcher::Phrase { tokens, .. } => {
+            if let Some(shared) = s.phrase_terms.take() {
+                return Ok(shared);
+            }
             if tokens.is_empty() {
                 return Ok(out);
             }
-            let k = tokens.len();
-            // Per token: the sessions holding a term that can carry it (the first token may
-            // end a longer term, the last may start one: phrases match substrings).
-            let mut per_token: Vec<HashMap<u32, u32>> = vec![HashMap::new(); k];
-            for (term, ord) in index.term_list()?.iter() {
-                let Ok(term) = std::str::from_utf8(term) else {
-                    continue;
-                };
-                let mut name = None;
-                for (j, tok) in tokens.iter().enumerate() {
-                    let ok = if k == 1 {
-                        term.contains(tok.as_str())
-                    } else if j == 0 {
-                        term.ends_with(tok.as_str())
-                    } else if j == k - 1 {
-                        term.starts_with(tok.as_str())
-                    } else {
-                        term == tok
-                    };
-                    if ok {
-                        let name = *name.get_or_insert_with(|| out.name(term));
-                        for sess in cat.sessions_at(ord).map_err(ce)? {
-                            per_token[j].entry(sess).or_insert(name);
-                        }
-                    }
-                }
-            }
-            if let Some((first, rest)) = per_token.split_first() {
-                for (&sess, &name) in first {
-                    if rest.iter().all(|m| m.contains_key(&sess)) {
-                        out.note(sess, 0, name);
-                        for m in rest {
-                            if let Some(&t) = m.get(&sess) {
-                                out.note(sess, 0, t);
-                            }
-                        }
-                    }
-                }
-            }
+            phrase_cold_terms(&mut out, index, cat, tokens)?;
         }
         Matcher::Regex(_) if s.regex_terms.is_some() => {
             // The narrowing pass found the matching terms already; charge the budget as a
@@ -1032,8 +998,157 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
             }
         }
     }
-    out.seal();
+    out.seal(cat.len());
     Ok(out)
+}
+
+/// The notes of a phrase: per session, for each token the first term (in term order) of its
+/// vocabulary that can carry it, when every token has one. The first token may end a longer
+/// term and the last may start one (phrases match substrings); a one-token phrase may lie
+/// anywhere in a term. Only the first token (or the only one) needs a pass over the merged
+/// vocabulary; inner tokens are looked up and the last one's terms are a range of the map.
+///
+/// Returns, per catalog session, whether it was noted, and the terms of each session that
+/// carry the first token. For an ASCII phrase of two or more
+/// tokens no other session can hold a match: a match is ASCII text whose tokens are the
+/// phrase's, the first ending a term (a space or the next token follows it), the inner ones
+/// whole terms and the last beginning one. Other phrases (Unicode case and normal forms
+/// differ between phrase and tokenizer) and one-token phrases (any substring) do not narrow.
+fn phrase_cold_terms(
+    out: &mut ColdTerms,
+    index: &Index,
+    cat: &sessiondex_core::catalog::Catalog<Bytes>,
+    tokens: &[String],
+) -> Result<(Vec<bool>, PhraseFirst), Error> {
+    use fst::{IntoStreamer, Streamer};
+    const NONE: u32 = u32::MAX;
+    let k = tokens.len();
+    // Per token, per catalog session: the name of the first term carrying it, or NONE.
+    let mut rows: Vec<Vec<u32>> = vec![vec![NONE; cat.len()]; k];
+    let carry = |out: &mut ColdTerms, row: &mut Vec<u32>, term: &str, ord: u64| {
+        let mut name = None;
+        for sess in cat.sessions_at(ord).map_err(ce)? {
+            if let Some(slot) = row.get_mut(sess as usize) {
+                if *slot == NONE {
+                    *slot = *name.get_or_insert_with(|| out.name(term));
+                }
+            }
+        }
+        Ok::<(), Error>(())
+    };
+    let Some((first_row, rest)) = rows.split_first_mut() else {
+        return Ok((vec![false; cat.len()], PhraseFirst::default()));
+    };
+    let mut first_terms = Vec::new();
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let first = tokens[0].as_bytes();
+    for (term, ord) in index.term_list()?.iter() {
+        let ok = if k == 1 {
+            memchr::memmem::find(term, first).is_some()
+        } else {
+            // The last byte first: most terms differ there, and it saves a call.
+            term.last() == first.last() && term.ends_with(first)
+        };
+        if !ok {
+            continue;
+        }
+        let Ok(term) = std::str::from_utf8(term) else {
+            continue;
+        };
+        let id = u32::try_from(first_terms.len()).map_err(|_| {
+            Error::new(
+                ErrorCode::IndexCorrupt,
+                "the catalog has 2^32 terms or more",
+            )
+        })?;
+        let mut name = None;
+        for sess in cat.sessions_at(ord).map_err(ce)? {
+            pairs.push((sess, id));
+            if let Some(slot) = first_row.get_mut(sess as usize) {
+                if *slot == NONE {
+                    *slot = *name.get_or_insert_with(|| out.name(term));
+                }
+            }
+        }
+        first_terms.push(term.to_owned());
+    }
+    if let Some((last_row, inner)) = rest.split_last_mut() {
+        for (row, tok) in inner.iter_mut().zip(&tokens[1..]) {
+            if let Some(ord) = cat.terms().map_err(ce)?.get(tok.as_bytes()) {
+                carry(out, row, tok, ord)?;
+            }
+        }
+        let map = cat.terms().map_err(ce)?;
+        let last = tokens[k - 1].as_bytes();
+        let mut upper = last.to_vec();
+        upper.push(0xff);
+        let mut stream = map.range().ge(last).lt(&upper).into_stream();
+        while let Some((term, ord)) = stream.next() {
+            if let Ok(term) = std::str::from_utf8(term) {
+                carry(out, last_row, term, ord)?;
+            }
+        }
+    }
+    let mut noted = vec![false; cat.len()];
+    #[allow(clippy::cast_possible_truncation)]
+    for (sess, n) in noted.iter_mut().enumerate() {
+        if rows.iter().all(|r| r[sess] != NONE) {
+            *n = true;
+            for r in &rows {
+                out.note(sess as u32, 0, r[sess]);
+            }
+        }
+    }
+    Ok((noted, PhraseFirst::new(first_terms, &pairs, cat.len())))
+}
+
+/// Per catalog session, the terms of its vocabulary that end with a phrase's first token.
+#[derive(Debug, Default)]
+struct PhraseFirst {
+    terms: Vec<String>,
+    /// Where each session's term ids begin in `ids`, one more at the end.
+    starts: Vec<usize>,
+    ids: Vec<u32>,
+}
+
+impl PhraseFirst {
+    /// From `(session, term id)` pairs, each session's ids kept in the order given; pairs of
+    /// sessions past `sessions` are dropped.
+    fn new(terms: Vec<String>, pairs: &[(u32, u32)], sessions: usize) -> Self {
+        let mut starts = vec![0usize; sessions + 1];
+        for &(s, _) in pairs {
+            if let Some(c) = starts.get_mut(s as usize + 1) {
+                *c += 1;
+            }
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let mut next = starts.clone();
+        let mut ids = vec![0u32; starts.last().copied().unwrap_or(0)];
+        for &(s, id) in pairs {
+            if let Some(at) = next.get_mut(s as usize) {
+                if let Some(slot) = ids.get_mut(*at) {
+                    *slot = id;
+                    *at += 1;
+                }
+            }
+        }
+        Self { terms, starts, ids }
+    }
+
+    /// The terms of `session`.
+    fn of(&self, session: usize) -> Vec<&str> {
+        let (Some(&a), Some(&b)) = (self.starts.get(session), self.starts.get(session + 1)) else {
+            return Vec::new();
+        };
+        self.ids
+            .get(a..b)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|&id| self.terms.get(id as usize).map(String::as_str))
+            .collect()
+    }
 }
 
 /// Ordinals (ascending) of the tuples of a digest matching every structural filter; `None`
@@ -1234,6 +1349,8 @@ pub fn recall(
         fuzzy_groups: None,
         filtered: false,
         regex_terms: None,
+        phrase_terms: None,
+        phrase_first: None,
         regex_hot: None,
         id_walk: None,
         structural_proven: Vec::new(),
