@@ -21,6 +21,7 @@
 //! - u64 columns `hot_entries`, `hot_tokens`: a hot shard's entry and token totals, so BM25
 //!   statistics over every hot session need no shard opened.
 
+use std::collections::HashSet;
 use std::ops::Range;
 
 use rkyv::{Archive, Serialize};
@@ -774,10 +775,56 @@ pub fn field_key(field: &str, value: &str) -> String {
     format!("\0{field}\0{value}")
 }
 
-fn add_fields(keys: &mut std::collections::BTreeSet<String>, fields: [(&str, Option<&str>); 6]) {
-    for (f, v) in fields {
-        if let Some(v) = v {
-            keys.insert(field_key(f, v));
+/// The key, in the catalog's id map, of two structural values one record of a session holds
+/// together: `(field_a, value_a)` comes first in the order `role`, `tool`, `ref`, `provider`,
+/// `action`, `outcome`. It begins with two NULs (a [`field_key`] has a field name after its
+/// first) and each value has `\` and NUL escaped, so no two pairs and no field key share one.
+#[must_use]
+pub fn pair_key(field_a: &str, value_a: &str, field_b: &str, value_b: &str) -> String {
+    fn esc(v: &str) -> std::borrow::Cow<'_, str> {
+        if v.contains(['\\', '\0']) {
+            v.replace('\\', "\\\\").replace('\0', "\\0").into()
+        } else {
+            v.into()
+        }
+    }
+    format!(
+        "\0\0{field_a}\0{}\0{field_b}\0{}",
+        esc(value_a),
+        esc(value_b)
+    )
+}
+
+/// The structural values of one record, in [`pair_key`]'s field order.
+type Fields<'a> = [(&'static str, Option<&'a str>); 6];
+
+/// Adds a record's field keys to `keys` and its pairs (indices into [`Fields`] and values) to
+/// `pairs`, made keys once per session by [`add_pairs`].
+fn add_fields<'a>(
+    keys: &mut std::collections::BTreeSet<String>,
+    pairs: &mut HashSet<(usize, &'a str, usize, &'a str)>,
+    fields: Fields<'a>,
+) {
+    for (i, (f, v)) in fields.iter().enumerate() {
+        let Some(v) = v else { continue };
+        keys.insert(field_key(f, v));
+        for (j, (_, w)) in fields.iter().enumerate().skip(i + 1) {
+            if let Some(w) = w {
+                pairs.insert((i, v, j, w));
+            }
+        }
+    }
+}
+
+/// The [`pair_key`]s of `pairs`, added to `keys`.
+fn add_pairs(
+    keys: &mut std::collections::BTreeSet<String>,
+    pairs: HashSet<(usize, &str, usize, &str)>,
+) {
+    const NAMES: [&str; 6] = ["role", "tool", "ref", "provider", "action", "outcome"];
+    for (i, v, j, w) in pairs {
+        if let (Some(a), Some(b)) = (NAMES.get(i), NAMES.get(j)) {
+            keys.insert(pair_key(a, v, b, w));
         }
     }
 }
@@ -787,8 +834,9 @@ fn add_fields(keys: &mut std::collections::BTreeSet<String>, fields: [(&str, Opt
 pub struct SessionTerms {
     /// Its vocabulary: every term its index file posts.
     pub vocabulary: Option<fst::Set<Vec<u8>>>,
-    /// The [`id_key`]s of its session id, entry ids and operation addresses and the
-    /// [`field_key`]s of its records' structural values, as a set (a
+    /// The [`id_key`]s of its session id, entry ids and operation addresses, the
+    /// [`field_key`]s of its records' structural values and the [`pair_key`]s of values
+    /// one record holds together, as a set (a
     /// sync holds one per session until the catalog is written: an FST keeps that small).
     pub id_keys: Option<fst::Set<Vec<u8>>>,
     /// A hot session's entry count (0 for a cold one).
@@ -805,6 +853,7 @@ impl SessionTerms {
     /// `index_corrupt` when the shard is damaged.
     pub fn of_hot<B: AsRef<[u8]>>(shard: &crate::hot::HotShard<B>) -> Result<SessionTerms> {
         let mut id_keys = std::collections::BTreeSet::new();
+        let mut pairs = HashSet::new();
         id_keys.insert(id_key(&shard.summary().session_id));
         for e in shard.entries() {
             id_keys.insert(id_key(e.entry_id()?));
@@ -813,6 +862,7 @@ impl SessionTerms {
             }
             add_fields(
                 &mut id_keys,
+                &mut pairs,
                 [
                     ("role", e.role()?),
                     ("tool", e.tool()?),
@@ -823,6 +873,7 @@ impl SessionTerms {
                 ],
             );
         }
+        add_pairs(&mut id_keys, pairs);
         Ok(SessionTerms {
             vocabulary: Some(shard.vocabulary_owned()?),
             id_keys: Some(key_set(id_keys)?),
@@ -838,6 +889,7 @@ impl SessionTerms {
     /// `index_corrupt` when the digest is damaged.
     pub fn of_cold<B: AsRef<[u8]>>(digest: &crate::cold::ColdDigest<B>) -> Result<SessionTerms> {
         let mut id_keys = std::collections::BTreeSet::new();
+        let mut pairs = HashSet::new();
         id_keys.insert(id_key(&digest.summary().session_id));
         for i in 0..digest.tuple_count() {
             let t = digest
@@ -849,6 +901,7 @@ impl SessionTerms {
             }
             add_fields(
                 &mut id_keys,
+                &mut pairs,
                 [
                     ("role", t.role()?),
                     ("tool", t.tool()?),
@@ -859,6 +912,7 @@ impl SessionTerms {
                 ],
             );
         }
+        add_pairs(&mut id_keys, pairs);
         Ok(SessionTerms {
             vocabulary: Some(digest.vocabulary_owned()?),
             id_keys: Some(key_set(id_keys)?),
@@ -1393,6 +1447,17 @@ impl<B: AsRef<[u8]>> Catalog<B> {
         self.postings(self.cols.post_starts, self.cols.post_bytes, ord)
     }
 
+    /// Calls `f` with each session ordinal of term `ord` ([`Catalog::sessions_at`] without
+    /// the vector), ascending.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when out of range or the varints are malformed (`f` may have seen the
+    /// sessions before the damage).
+    pub fn each_session_at(&self, ord: u64, f: impl FnMut(u32)) -> Result<()> {
+        self.each_posting(self.cols.post_starts, self.cols.post_bytes, ord, f)
+    }
+
     fn postings(&self, starts: Col, bytes: Col, ord: u64) -> Result<Vec<u32>> {
         let mut out = Vec::new();
         self.each_posting(starts, bytes, ord, |s| out.push(s))?;
@@ -1462,6 +1527,68 @@ impl<B: AsRef<[u8]>> Catalog<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No two (field, value) pairs share a pair key and no pair key is a field key, whatever
+    /// NULs and backslashes the values hold; a record adds each pair it holds once, in the
+    /// key's field order.
+    #[test]
+    fn pair_keys_are_unambiguous() {
+        let values = [
+            "",
+            "a",
+            "a\0",
+            "\0a",
+            "\0",
+            "a\\",
+            "a\\0",
+            "\\",
+            "a\0tool\0b",
+            "b\0outcome\0c",
+            "c",
+        ];
+        let names = ["role", "tool", "ref", "provider", "action", "outcome"];
+        let mut seen = HashSet::new();
+        for (i, fa) in names.iter().enumerate() {
+            for fb in &names[i + 1..] {
+                for va in values {
+                    for vb in values {
+                        assert!(
+                            seen.insert(pair_key(fa, va, fb, vb)),
+                            "{fa} {va:?} {fb} {vb:?}"
+                        );
+                    }
+                }
+            }
+        }
+        for f in names {
+            for v in values {
+                assert!(seen.insert(field_key(f, v)), "{f} {v:?}");
+            }
+        }
+        let mut keys = std::collections::BTreeSet::new();
+        let mut pairs = HashSet::new();
+        let record = [
+            ("role", Some("tool")),
+            ("tool", Some("bash")),
+            ("ref", None),
+            ("provider", None),
+            ("action", None),
+            ("outcome", Some("failed")),
+        ];
+        add_fields(&mut keys, &mut pairs, record);
+        add_fields(&mut keys, &mut pairs, record);
+        add_pairs(&mut keys, pairs);
+        let want: std::collections::BTreeSet<String> = [
+            field_key("role", "tool"),
+            field_key("tool", "bash"),
+            field_key("outcome", "failed"),
+            pair_key("role", "tool", "tool", "bash"),
+            pair_key("role", "tool", "outcome", "failed"),
+            pair_key("tool", "bash", "outcome", "failed"),
+        ]
+        .into();
+        assert_eq!(keys, want);
+    }
 
     /// 700 sessions with overlapping vocabularies and id keys (some with neither): folding
     /// every 256 sessions, or every 7, writes the catalog that one merge of all of them

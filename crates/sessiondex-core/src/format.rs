@@ -51,7 +51,10 @@ use crate::error::{Error, ErrorKind, Result};
 /// 4: the catalog's merged term map covers hot sessions too, and it gains an id key map and
 /// each hot shard's entry and token totals, so a term or id query opens only the sessions
 /// that can answer it.
-pub const FORMAT_VERSION: u32 = 4;
+///
+/// 5: the catalog's id map gains a key for each pair of structural values one record holds
+/// together, so two structural filters find their sessions without reading digests.
+pub const FORMAT_VERSION: u32 = 5;
 /// Required alignment of the start of a file's bytes in memory.
 pub const ALIGN: usize = 16;
 /// Header length in bytes.

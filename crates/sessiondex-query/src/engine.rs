@@ -316,7 +316,7 @@ fn structural_sessions(
     s: &mut Search<'_>,
     cat: &sessiondex_core::catalog::Catalog<crate::index::Bytes>,
 ) -> Result<Vec<bool>, Error> {
-    use sessiondex_core::catalog::field_key;
+    use sessiondex_core::catalog::{field_key, pair_key};
     let r = &s.v.request;
     let fields = [
         ("role", r.role.as_deref()),
@@ -341,6 +341,24 @@ fn structural_sessions(
         // One filter: a session the catalog lists has a record with the value (its field
         // keys are its index file's), so no digest needs reading to know it is a candidate.
         s.structural_proven = count.iter().map(|&c| c == 1).collect();
+    }
+    let set: Vec<(&str, &str)> = fields.iter().filter_map(|&(f, v)| Some((f, v?))).collect();
+    if let [(fa, va), (fb, vb)] = set[..] {
+        // Two filters: the sessions under the pair's key have a record holding both values
+        // (`fields` is in the key's order); those under each value alone may not.
+        let mut proven = vec![false; cat.len()];
+        for i in cat
+            .sessions_with_id_key(&pair_key(fa, va, fb, vb))
+            .map_err(ce)?
+        {
+            if let Some(p) = proven.get_mut(i as usize) {
+                *p = true;
+            }
+        }
+        for (c, &p) in count.iter_mut().zip(&proven) {
+            *c = if p { need } else { 0 };
+        }
+        s.structural_proven = proven;
     }
     let mut out: Vec<bool> = count.into_iter().map(|c| c == need).collect();
     if let Some(key) = s.px.id_key() {
@@ -1008,7 +1026,7 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
 /// anywhere in a term. Only the first token (or the only one) needs a pass over the merged
 /// vocabulary; inner tokens are looked up and the last one's terms are a range of the map.
 ///
-/// Returns, per catalog session, whether it was noted, and the terms of each session that
+/// Returns, per catalog session, whether it was noted, and the terms of each hot session that
 /// carry the first token. For an ASCII phrase of two or more
 /// tokens no other session can hold a match: a match is ASCII text whose tokens are the
 /// phrase's, the first ending a term (a space or the next token follows it), the inner ones
@@ -1020,6 +1038,12 @@ fn phrase_cold_terms(
     cat: &sessiondex_core::catalog::Catalog<Bytes>,
     tokens: &[String],
 ) -> Result<(Vec<bool>, PhraseFirst), Error> {
+    // Only hot shards look up their first-token terms.
+    let hot: Vec<bool> = index
+        .session_flags()
+        .iter()
+        .map(|f| f & crate::index::COLD == 0)
+        .collect();
     use fst::{IntoStreamer, Streamer};
     const NONE: u32 = u32::MAX;
     let k = tokens.len();
@@ -1027,14 +1051,14 @@ fn phrase_cold_terms(
     let mut rows: Vec<Vec<u32>> = vec![vec![NONE; cat.len()]; k];
     let carry = |out: &mut ColdTerms, row: &mut Vec<u32>, term: &str, ord: u64| {
         let mut name = None;
-        for sess in cat.sessions_at(ord).map_err(ce)? {
+        cat.each_session_at(ord, |sess| {
             if let Some(slot) = row.get_mut(sess as usize) {
                 if *slot == NONE {
                     *slot = *name.get_or_insert_with(|| out.name(term));
                 }
             }
-        }
-        Ok::<(), Error>(())
+        })
+        .map_err(ce)
     };
     let Some((first_row, rest)) = rows.split_first_mut() else {
         return Ok((vec![false; cat.len()], PhraseFirst::default()));
@@ -1062,14 +1086,17 @@ fn phrase_cold_terms(
             )
         })?;
         let mut name = None;
-        for sess in cat.sessions_at(ord).map_err(ce)? {
-            pairs.push((sess, id));
+        cat.each_session_at(ord, |sess| {
+            if hot.get(sess as usize).copied().unwrap_or(false) {
+                pairs.push((sess, id));
+            }
             if let Some(slot) = first_row.get_mut(sess as usize) {
                 if *slot == NONE {
                     *slot = *name.get_or_insert_with(|| out.name(term));
                 }
             }
-        }
+        })
+        .map_err(ce)?;
         first_terms.push(term.to_owned());
     }
     if let Some((last_row, inner)) = rest.split_last_mut() {
@@ -1102,7 +1129,8 @@ fn phrase_cold_terms(
     Ok((noted, PhraseFirst::new(first_terms, &pairs, cat.len())))
 }
 
-/// Per catalog session, the terms of its vocabulary that end with a phrase's first token.
+/// Per hot catalog session, the terms of its vocabulary that end with a phrase's first token
+/// (cold sessions have none listed: they have no shard to look them up in).
 #[derive(Debug, Default)]
 struct PhraseFirst {
     terms: Vec<String>,
@@ -1991,23 +2019,35 @@ mod prefilter_tests {
         );
     }
 
-    /// With one structural filter the catalog's field keys prove the cold candidates: only the
-    /// page's hits read their digests (and name their entries); with two, every candidate's
-    /// digest is read (a record must hold both). The page is the one reading every digest
+    /// With one structural filter the catalog's field keys prove the cold candidates, with two
+    /// its pair keys (a record holds both values; a session holding them in two records is no
+    /// candidate): only the page's hits read their digests (and name their entries). With
+    /// three, every candidate's digest is read. The page is the one reading every digest
     /// gives.
     #[test]
-    fn one_structural_filter_reads_only_the_page_digests() {
+    fn one_or_two_structural_filters_read_only_the_page_digests() {
+        // Every session's second step fails; in every third one that step is `grep`, so
+        // `bash` and `failed` are in two different records.
+        let tool = |i: usize, k: usize| {
+            if i.is_multiple_of(3) && k == 1 {
+                "grep"
+            } else {
+                "bash"
+            }
+        };
         let session = |i: usize| {
             let mut lines = vec![format!(
                 r#"{{"type":"session","version":3,"id":"s{i}","timestamp":"2026-01-01T00:00:{i:02}Z","cwd":"/p"}}"#
             )];
             for k in 0..3 {
                 lines.push(format!(
-                    r#"{{"type":"message","id":"a{k}","parentId":{},"timestamp":"2026-01-01T00:00:{i:02}Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"call_{k}","name":"bash","arguments":{{"command":"make step{k}"}}}}]}}}}"#,
-                    if k == 0 { "null".to_owned() } else { format!("\"r{}\"", k - 1) }
+                    r#"{{"type":"message","id":"a{k}","parentId":{},"timestamp":"2026-01-01T00:00:{i:02}Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"call_{k}","name":"{}","arguments":{{"command":"make step{k}"}}}}]}}}}"#,
+                    if k == 0 { "null".to_owned() } else { format!("\"r{}\"", k - 1) },
+                    tool(i, k)
                 ));
                 lines.push(format!(
-                    r#"{{"type":"message","id":"r{k}","parentId":"a{k}","timestamp":"2026-01-01T00:00:{i:02}Z","message":{{"role":"toolResult","content":[{{"type":"text","text":"done"}}],"toolCallId":"call_{k}","toolName":"bash","isError":{}}}}}"#,
+                    r#"{{"type":"message","id":"r{k}","parentId":"a{k}","timestamp":"2026-01-01T00:00:{i:02}Z","message":{{"role":"toolResult","content":[{{"type":"text","text":"done"}}],"toolCallId":"call_{k}","toolName":"{}","isError":{}}}}}"#,
+                    tool(i, k),
                     k == 1
                 ));
             }
@@ -2040,11 +2080,17 @@ mod prefilter_tests {
         };
         let all: Vec<String> = (0..12).map(|i| format!("s{i:02}.jsonl")).collect();
         let all: Vec<&str> = all.iter().map(String::as_str).collect();
-        for (req, reads_all) in [
-            (serde_json::json!({"tool": "bash"}), false),
-            (serde_json::json!({"outcome": "failed"}), false),
+        for (req, total, reads_all) in [
+            (serde_json::json!({"tool": "bash"}), 12, false),
+            (serde_json::json!({"outcome": "failed"}), 12, false),
             (
                 serde_json::json!({"tool": "bash", "outcome": "failed"}),
+                8,
+                false,
+            ),
+            (
+                serde_json::json!({"role": "tool", "tool": "bash", "outcome": "failed"}),
+                8,
                 true,
             ),
         ] {
@@ -2055,7 +2101,7 @@ mod prefilter_tests {
             let opts = m.engine_options();
             let index = m.index(Branches::Active).unwrap();
             let page = recall(index, &opts, &QueryContext::default(), &r).unwrap();
-            assert_eq!((page.total, page.hits.len()), (12, 2), "{req}");
+            assert_eq!((page.total, page.hits.len()), (total, 2), "{req}");
             for h in &page.hits {
                 assert!(!h.matched_structural_entries.is_empty(), "{req}");
             }

@@ -8,11 +8,12 @@
 //! Version 2 (hot shards post every token, also past `max_entry_chars`) was written that way;
 //! `v1/` is the version 1 index, kept to prove it is refused. Version 3 (narrow cold digest
 //! columns, derived operation addresses) too; `v2/` is kept for the same reason. Version 4
-//! (hot vocabularies, id keys and hot totals in the catalog) too; `v3/` is kept.
+//! (hot vocabularies, id keys and hot totals in the catalog) too; `v3/` is kept. Version 5
+//! (structural value and pair keys in the catalog's id map) too; `v4/` is kept.
 
 use std::path::PathBuf;
 
-use sessiondex_core::catalog::{Catalog, Tier};
+use sessiondex_core::catalog::{field_key, pair_key, Catalog, Tier};
 use sessiondex_core::cold::{ColdDigest, Field};
 use sessiondex_core::format::{self, FileKind};
 use sessiondex_core::hot::HotShard;
@@ -94,6 +95,18 @@ fn committed_v1_index_opens() {
     assert_eq!(cat.sessions_with_id_key("a1/0").unwrap(), [0]);
     assert_eq!(cat.sessions_with_id_key("s1").unwrap(), [0]);
     assert_eq!(cat.hot_totals(0), None);
+    // Version 5: a record's structural values, alone and in pairs (in the key's field order).
+    let key = |k: &str| cat.sessions_with_id_key(k).unwrap();
+    assert_eq!(key(&field_key("outcome", "failed")), [0]);
+    assert_eq!(key(&pair_key("provider", "omp", "outcome", "failed")), [0]);
+    assert_eq!(
+        key(&pair_key("outcome", "failed", "provider", "omp")),
+        [0u32; 0]
+    );
+    assert_eq!(
+        key(&pair_key("provider", "omp", "outcome", "succeeded")),
+        [0u32; 0]
+    );
 }
 
 #[test]
