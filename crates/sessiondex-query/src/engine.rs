@@ -390,14 +390,29 @@ fn regex_sessions(
     }
     let mut out = vec![false; cat.len()];
     let mut found = Vec::new();
-    let mut since = 0usize;
     let flags = index.session_flags();
     let mut hot = RegexHot {
         terms: HashMap::new(),
         dotted: vec![false; cat.len()],
     };
-    for (term, ord) in index.term_list()?.iter() {
-        since += term.len();
+    let list = index.term_list()?;
+    // Only terms holding a literal every match holds, or U+0307, need a look; the others
+    // count toward `since` through the term ends.
+    let picks: Box<dyn Iterator<Item = usize>> = match re.required_literals() {
+        Some(lits) => {
+            let mut picks = list.holding(lits);
+            picks.extend(list.holding(&[memchr::memmem::Finder::new("\u{307}")]));
+            picks.sort_unstable();
+            picks.dedup();
+            Box::new(picks.into_iter())
+        }
+        None => Box::new(0..list.len()),
+    };
+    let mut last_end = 0usize;
+    for k in picks {
+        let Some((term, ord, end)) = list.get(k) else {
+            continue;
+        };
         let matched = re.is_match_term(term);
         if matched {
             if found.len() >= REGEX_NARROW_TERMS {
@@ -405,8 +420,12 @@ fn regex_sessions(
                 // cost memory; every session is searched as without the catalog.
                 return Ok(None);
             }
-            found.push((since, String::from_utf8_lossy(term).into_owned(), ord));
-            since = 0;
+            found.push((
+                end - last_end,
+                String::from_utf8_lossy(term).into_owned(),
+                ord,
+            ));
+            last_end = end;
         }
         let dotted = term.windows(2).any(|w| w == [0xcc, 0x87]);
         if matched || dotted {
@@ -427,7 +446,8 @@ fn regex_sessions(
             }
         }
     }
-    Ok(Some((out, (found, since), hot)))
+    let total = list.get(list.len().wrapping_sub(1)).map_or(0, |t| t.2);
+    Ok(Some((out, (found, total - last_end), hot)))
 }
 
 /// Whether entry `i` lies outside `cand`, the entries of a shard that can hold a phrase or
@@ -2196,6 +2216,62 @@ mod prefilter_tests {
                 (35, "r11")
             ])
         );
+    }
+
+    /// A regex narrowed through the catalog (only terms holding its literals looked at)
+    /// charges the haystack budget as the pass over every term does: for every budget from
+    /// none to past all the vocabulary's bytes, the same cold sessions and the same
+    /// `regex_haystack_budget` reason as the exhaustive pass.
+    #[test]
+    fn narrowed_regex_charges_the_budget_as_a_full_pass() {
+        let mut m = MemoryIndex::new(MemoryConfig {
+            hot_sessions: Some(0),
+            ..MemoryConfig::default()
+        });
+        // `zzz` sorts after every match: the bytes past the last match count too.
+        let words = [
+            "alpha",
+            "zqpfx1",
+            "beta zzz",
+            "gamma zqpfx22",
+            "delta",
+            "omega zqpfx333",
+        ];
+        for (i, w) in words.iter().enumerate() {
+            let text = format!(
+                r#"{{"type":"session","version":3,"id":"b{i}","timestamp":"2026-01-01T00:00:0{i}Z","cwd":"/p"}}
+{{"type":"message","id":"m","parentId":null,"timestamp":"2026-01-01T00:00:0{i}Z","message":{{"role":"user","content":"{w} filler{i}"}}}}
+"#
+            );
+            m.add_file(&format!("b{i}.jsonl"), text.as_bytes()).unwrap();
+        }
+        let mut opts = m.engine_options();
+        let index = m.index(Branches::Active).unwrap();
+        let all: usize = index
+            .term_list()
+            .unwrap()
+            .iter()
+            .map(|(t, _)| t.len())
+            .sum();
+        let req = RecallRequest {
+            query: Some("zqpfx[0-9]+".into()),
+            query_mode: Some(QueryMode::Regex),
+            scope: Some(Scope::Global),
+            ..RecallRequest::default()
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        for budget in 0..=all + 2 {
+            opts.regex.max_haystack_bytes = budget as u64;
+            let page = same_page(index, &opts, &req, &format!("budget {budget}"));
+            let cut = page
+                .coverage
+                .reasons
+                .iter()
+                .any(|r| r == "regex_haystack_budget");
+            assert_eq!(cut, budget < all, "budget {budget} of {all}");
+            seen.insert(page.total);
+        }
+        assert_eq!(seen.into_iter().collect::<Vec<_>>(), [0, 1, 2, 3]);
     }
 
     /// A regex narrowed to the entries posting a matching term answers as a scan of every

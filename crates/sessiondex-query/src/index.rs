@@ -147,6 +147,50 @@ impl TermList {
             })
     }
 
+    /// Term `k`, its ordinal in the catalog's term map and where it ends among all terms'
+    /// bytes (the bytes of terms `0..=k`).
+    #[must_use]
+    pub fn get(&self, k: usize) -> Option<(&[u8], u64, usize)> {
+        let end = *self.ends.get(k)? as usize;
+        let start = if k == 0 {
+            0
+        } else {
+            *self.ends.get(k - 1)? as usize
+        };
+        Some((
+            self.bytes.get(start..end)?,
+            u64::from(*self.ords.get(k)?),
+            end,
+        ))
+    }
+
+    /// Positions (ascending, each once) of the terms holding one of `needles`: one search
+    /// over all terms' bytes per needle instead of one per term. An empty needle is in every
+    /// term.
+    #[must_use]
+    pub fn holding(&self, needles: &[memchr::memmem::Finder<'_>]) -> Vec<usize> {
+        let mut out = Vec::new();
+        for f in needles {
+            let n = f.needle().len();
+            if n == 0 {
+                return (0..self.len()).collect();
+            }
+            let mut pos = 0;
+            // Overlapping matches: one that straddles two terms must not hide one after it.
+            while let Some(i) = self.bytes.get(pos..).and_then(|b| f.find(b)) {
+                let at = pos + i;
+                let k = self.ends.partition_point(|&e| e as usize <= at);
+                if self.ends.get(k).is_some_and(|&end| at + n <= end as usize) {
+                    out.push(k);
+                }
+                pos = at + 1;
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The number of terms.
     #[must_use]
     pub fn len(&self) -> usize {
@@ -892,5 +936,55 @@ impl Index {
                 .unwrap_or_default(),
             Resolved::Unindexed(p) => p.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TermList;
+
+    /// `holding` finds exactly the terms that hold a needle, the same as a search of each
+    /// term: needles straddling two terms are not counted, overlapping ones are all found.
+    #[test]
+    fn holding_is_a_search_of_each_term() {
+        let terms = [
+            "aab", "ab", "abab", "b", "ba", "bab", "baba", "zq", "zqzq", "qz", "é", "éé", "x",
+        ];
+        let mut list = TermList::default();
+        for (k, t) in terms.iter().enumerate() {
+            list.bytes.extend_from_slice(t.as_bytes());
+            list.ends.push(u32::try_from(list.bytes.len()).unwrap());
+            list.ords.push(u32::try_from(k).unwrap());
+        }
+        let needles = [
+            "ab",
+            "ba",
+            "bab",
+            "aba",
+            "zqz",
+            "qzq",
+            "bb",
+            "é",
+            "\u{e9}\u{e9}",
+            "xa",
+            "",
+        ];
+        for a in needles {
+            for b in needles {
+                let finders = [
+                    memchr::memmem::Finder::new(a),
+                    memchr::memmem::Finder::new(b),
+                ];
+                let want: Vec<usize> = terms
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| t.contains(a) || t.contains(b))
+                    .map(|(k, _)| k)
+                    .collect();
+                assert_eq!(list.holding(&finders), want, "{a:?} {b:?}");
+            }
+        }
+        assert_eq!(list.get(2), Some((&b"abab"[..], 2, 9)));
+        assert_eq!(list.get(terms.len()), None);
     }
 }

@@ -140,6 +140,8 @@ pub struct CompiledRegex {
     start: StateID,
     fst_prefix: bool,
     spans_tokens: bool,
+    /// Literals one of which every match in a term holds (empty: no such set is known).
+    required: Vec<memchr::memmem::Finder<'static>>,
 }
 
 impl CompiledRegex {
@@ -240,9 +242,20 @@ impl CompiledRegex {
             pattern: pattern.to_owned(),
             fst_prefix: has_anchored_literal_prefix(&hir),
             spans_tokens: can_span_tokens(&hir),
+            required: required_literals(&hir)
+                .into_iter()
+                .map(|l| memchr::memmem::Finder::new(&l).into_owned())
+                .collect(),
             regex,
             start,
         })
+    }
+
+    /// Literals one of which every match in a vocabulary term holds, when such a set is
+    /// known: a term holding none cannot match.
+    #[must_use]
+    pub fn required_literals(&self) -> Option<&[memchr::memmem::Finder<'static>]> {
+        (!self.required.is_empty()).then_some(&self.required[..])
     }
 
     /// The pattern as given.
@@ -265,9 +278,13 @@ impl CompiledRegex {
     }
 
     /// Whether the pattern matches anywhere in the vocabulary term `term`, `^`/`$` anchoring
-    /// at the term's start/end. The same pass as [`CompiledRegex::is_match_text`].
+    /// at the term's start/end. The same pass as [`CompiledRegex::is_match_text`], after a
+    /// look for the literals every match holds (most terms of a vocabulary hold none).
     #[must_use]
     pub fn is_match_term(&self, term: &[u8]) -> bool {
+        if !self.required.is_empty() && !self.required.iter().any(|f| f.find(term).is_some()) {
+            return false;
+        }
         self.run(term)
     }
 
@@ -514,6 +531,41 @@ fn ascii_word_boundaries(hir: &Hir) -> Hir {
     }
 }
 
+/// Literals most telling of a match in a vocabulary term: every match begins with one of the
+/// prefix set or ends with one of the suffix set (`regex_syntax`'s extraction, case variants
+/// included), whichever has the longer shortest literal. A term's ASCII letters are lowercase
+/// (the tokenizer lowers them), so a variant a term holds has them lowercase already: each
+/// literal is kept with its ASCII letters lowered, once. Empty when neither set is finite,
+/// either holds the empty literal, or more than [`MAX_REQUIRED_LITERALS`] remain.
+fn required_literals(hir: &Hir) -> Vec<Vec<u8>> {
+    let mut best: Option<Vec<Vec<u8>>> = None;
+    for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
+        let seq = Extractor::new().kind(kind).extract(hir);
+        let Some(lits) = seq.literals() else { continue };
+        let mut set: Vec<Vec<u8>> = lits
+            .iter()
+            .map(|l| l.as_bytes().to_ascii_lowercase())
+            .collect();
+        set.sort_unstable();
+        set.dedup();
+        let shortest = set.iter().map(Vec::len).min().unwrap_or(0);
+        if shortest == 0 || set.len() > MAX_REQUIRED_LITERALS {
+            continue;
+        }
+        let better = best.as_ref().is_none_or(|b| {
+            let b_shortest = b.iter().map(Vec::len).min().unwrap_or(0);
+            (shortest, std::cmp::Reverse(set.len())) > (b_shortest, std::cmp::Reverse(b.len()))
+        });
+        if better {
+            best = Some(set);
+        }
+    }
+    best.unwrap_or_default()
+}
+
+/// Literals past which [`required_literals`] gives up (each is one more search per term).
+const MAX_REQUIRED_LITERALS: usize = 8;
+
 /// Anchored at the start of every match, with a non-empty literal prefix in every branch.
 fn has_anchored_literal_prefix(hir: &Hir) -> bool {
     let props = hir.properties();
@@ -577,6 +629,70 @@ mod tests {
 
     fn re(p: &str) -> CompiledRegex {
         CompiledRegex::new(p, &RegexLimits::default()).unwrap()
+    }
+
+    /// The literal look before the DFA never turns a term away that the DFA matches: every
+    /// lowercase term of up to four characters over a small alphabet (and some longer ones),
+    /// against patterns with literals, classes, case variants (`s`/`ſ`, `k`/`K`), anchors,
+    /// word boundaries and alternations. And it does turn terms away.
+    #[test]
+    fn required_literals_keep_every_term_match() {
+        let alphabet = ["a", "b", "z", "q", "s", "k", "_", "1", "é"];
+        let mut terms: Vec<String> = vec![String::new()];
+        let mut last = terms.clone();
+        for _ in 0..4 {
+            last = last
+                .iter()
+                .flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}")))
+                .collect();
+            terms.extend(last.iter().cloned());
+        }
+        terms.extend(["zqpfx12", "xzqsfx", "abzqend", "sk_ab", "éab1", "qqzqzq"].map(String::from));
+        let patterns = [
+            "ab",
+            "a[b1]",
+            "[a-z]+zq",
+            "zq[0-9]+",
+            "^ab",
+            "ab$",
+            "(ab|zq)",
+            r"\bab",
+            "é+a",
+            "s",
+            "k",
+            "ſk",
+            "a.b",
+            "x?ab",
+            "(?-i)AB",
+            "Sk",
+            "z(q|s)+",
+            "[a-z]+zqsfx",
+            "zqpfx[0-9]+",
+            "b{2,}",
+            "^(zq|ab)$",
+            r"\w+q",
+        ];
+        let mut turned_away = 0;
+        for p in patterns {
+            let with = re(p);
+            let mut without = with.clone();
+            without.required.clear();
+            for t in &terms {
+                let (a, b) = (
+                    with.is_match_term(t.as_bytes()),
+                    without.is_match_term(t.as_bytes()),
+                );
+                assert_eq!(a, b, "{p} on {t:?}");
+                turned_away += usize::from(
+                    !with.required.is_empty()
+                        && !with.required.iter().any(|f| f.find(t.as_bytes()).is_some()),
+                );
+            }
+        }
+        assert!(turned_away > 10_000, "{turned_away}");
+        assert_eq!(re("zqpfx[0-9]+").required.len(), 1);
+        assert_eq!(re("[a-z]+zqsfx").required.len(), 2, "zqsfx and zqſfx");
+        assert!(re("a*").required.is_empty());
     }
 
     fn set(terms: &[&str]) -> fst::Set<Vec<u8>> {
