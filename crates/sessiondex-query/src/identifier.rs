@@ -89,6 +89,64 @@ pub fn contains_sequence(text: &str, seq: &[String]) -> bool {
     if seq.is_empty() {
         return false;
     }
+    if text.is_ascii() && seq.iter().all(|t| !t.is_empty() && t.is_ascii()) {
+        return contains_sequence_ascii(text.as_bytes(), seq);
+    }
+    contains_sequence_general(text, seq)
+}
+
+/// A byte of an ASCII term: `_`, a letter or a digit (the tokenizer's rule for ASCII text).
+fn is_term_byte(b: u8) -> bool {
+    b == b'_' || b.is_ascii_alphanumeric()
+}
+
+/// [`contains_sequence`] of ASCII text and non-empty ASCII terms, in place: the tokens of
+/// ASCII text are its runs of term bytes, lowered. Each place the first term can start (its
+/// first byte in either case, after a non-term byte) is tried: the terms must follow one
+/// another there, each a whole run, separated by non-term bytes.
+fn contains_sequence_ascii(text: &[u8], seq: &[String]) -> bool {
+    let Some(&first) = seq.first().and_then(|t| t.as_bytes().first()) else {
+        return false;
+    };
+    let at = |mut q: usize| -> bool {
+        for (j, tok) in seq.iter().enumerate() {
+            if j > 0 {
+                // The term before ended at a non-term byte (or the end): skip the gap.
+                while text.get(q).is_some_and(|&b| !is_term_byte(b)) {
+                    q += 1;
+                }
+            }
+            let t = tok.as_bytes();
+            if !text
+                .get(q..q + t.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(t))
+            {
+                return false;
+            }
+            q += t.len();
+            if text.get(q).is_some_and(|&b| is_term_byte(b)) {
+                return false;
+            }
+        }
+        true
+    };
+    let upper = first.to_ascii_uppercase();
+    let mut p = 0;
+    while let Some(i) = text
+        .get(p..)
+        .and_then(|rest| memchr::memchr2(first, upper, rest))
+    {
+        let s = p + i;
+        if (s == 0 || text.get(s - 1).is_some_and(|&b| !is_term_byte(b))) && at(s) {
+            return true;
+        }
+        p = s + 1;
+    }
+    false
+}
+
+/// [`contains_sequence`] through the tokenizer: any text.
+fn contains_sequence_general(text: &str, seq: &[String]) -> bool {
     let k = seq.len();
     let mut window: VecDeque<String> = VecDeque::with_capacity(k);
     let mut found = false;
@@ -148,5 +206,44 @@ mod tests {
         let s = sequence("a a b").unwrap();
         assert!(contains_sequence("a a a b", &s));
         assert!(!contains_sequence("a b a b", &s));
+    }
+
+    /// The in-place check of ASCII text answers as the tokenizer does: every text of up to
+    /// six symbols over letters of both cases, a digit, `_` and separators, against term
+    /// sequences of one to three terms (a term may be a run of several symbols).
+    #[test]
+    fn ascii_sequences_are_the_tokenizer_sequences() {
+        let symbols = ["a", "A", "b", "1", "_", " ", "-", "ab", "\n"];
+        let mut texts = vec![String::new()];
+        let mut last = texts.clone();
+        for _ in 0..5 {
+            last = last
+                .iter()
+                .flat_map(|t| symbols.iter().map(move |c| format!("{t}{c}")))
+                .collect();
+            texts.extend(last.iter().cloned());
+        }
+        let terms = ["a", "b", "ab", "a1", "_", "aa", "1"];
+        let mut seqs: Vec<Vec<String>> = Vec::new();
+        for x in terms {
+            seqs.push(vec![x.into()]);
+            for y in terms {
+                seqs.push(vec![x.into(), y.into()]);
+                seqs.push(vec![x.into(), y.into(), "a".into()]);
+            }
+        }
+        let mut hits = 0;
+        for t in &texts {
+            for q in &seqs {
+                let want = contains_sequence_general(t, q);
+                assert_eq!(
+                    contains_sequence_ascii(t.as_bytes(), q),
+                    want,
+                    "{t:?} {q:?}"
+                );
+                hits += usize::from(want);
+            }
+        }
+        assert!(hits > 10_000, "{hits}");
     }
 }
