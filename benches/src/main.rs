@@ -88,6 +88,11 @@ enum Cmd {
     },
 }
 
+/// The allocator the `sessiondex` command line uses, for every system run here alike (each runs
+/// in a child process of this binary).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     match Cli::parse().cmd {
         Cmd::Gen {

@@ -14,6 +14,10 @@ mod mcp;
 mod query;
 use query::{CallArgs, ExpandArgs, RecallArgs, TraceArgs};
 
+/// mimalloc: a sync allocates and frees many small strings and vectors per record and term.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Fast, honest recall over coding agent session logs.
 #[derive(Debug, Parser)]
 #[command(name = "sessiondex", version, about, propagate_version = true)]
