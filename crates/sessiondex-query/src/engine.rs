@@ -452,15 +452,27 @@ fn regex_sessions(
 
 /// Whether entry `i` lies outside `cand`, the entries of a shard that can hold a phrase or
 /// regex match. Such an entry cannot match past a `maxEntryChars` cut either (every token is
-/// posted), but a cut one still reports `max_entry_chars`, as a scan of it would.
-fn outside(coverage: &mut Coverage, cand: Option<&[bool]>, i: usize, e: &HotEntry<'_>) -> bool {
+/// posted), but a cut one still reports `max_entry_chars`, as a scan of it would: the entry
+/// is read for that only while the coverage does not say so yet.
+fn outside(
+    coverage: &mut Coverage,
+    cand: Option<&[bool]>,
+    shard: &HotShard<Bytes>,
+    i: usize,
+) -> Result<bool, Error> {
     if cand.is_some_and(|c| !c.get(i).copied().unwrap_or(true)) {
-        if e.truncated() {
+        let noted = || {
+            coverage
+                .reasons
+                .iter()
+                .any(|r| r == reason::MAX_ENTRY_CHARS)
+        };
+        if !noted() && shard.entry(i).ok_or_else(corrupt)?.truncated() {
             coverage.add_reason(reason::MAX_ENTRY_CHARS);
         }
-        return true;
+        return Ok(true);
     }
-    false
+    Ok(false)
 }
 
 /// For a regex narrowed through the catalog: per hot session (catalog position), the
@@ -771,10 +783,10 @@ impl Search<'_> {
                 let cand = phrase_entries(shard, tokens, phrase.as_str(), first.as_deref())?;
                 let mut found = Vec::new();
                 for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
-                    let e = shard.entry(i).ok_or_else(corrupt)?;
-                    if outside(&mut self.coverage, cand.as_deref(), i, &e) {
+                    if outside(&mut self.coverage, cand.as_deref(), shard, i)? {
                         continue;
                     }
+                    let e = shard.entry(i).ok_or_else(corrupt)?;
                     let p = crate::fields::Parts::of(&e).map_err(ce)?;
                     let mut count = 0;
                     if p.text_allowed(self.px.groups) {
@@ -827,10 +839,10 @@ impl Search<'_> {
                     if self.regex_stopped {
                         break;
                     }
-                    let e = shard.entry(i).ok_or_else(corrupt)?;
-                    if outside(&mut self.coverage, cand.as_deref(), i, &e) {
+                    if outside(&mut self.coverage, cand.as_deref(), shard, i)? {
                         continue;
                     }
+                    let e = shard.entry(i).ok_or_else(corrupt)?;
                     let mut count = 0;
                     let p = crate::fields::Parts::of(&e).map_err(ce)?;
                     let texts = [
