@@ -209,20 +209,12 @@ mod tests {
     }
 
     /// The in-place check of ASCII text answers as the tokenizer does: every text of up to
-    /// six symbols over letters of both cases, a digit, `_` and separators, against term
+    /// five symbols over letters of both cases, a digit, `_` and separators, against term
     /// sequences of one to three terms (a term may be a run of several symbols).
     #[test]
     fn ascii_sequences_are_the_tokenizer_sequences() {
         let symbols = ["a", "A", "b", "1", "_", " ", "-", "ab", "\n"];
-        let mut texts = vec![String::new()];
-        let mut last = texts.clone();
-        for _ in 0..5 {
-            last = last
-                .iter()
-                .flat_map(|t| symbols.iter().map(move |c| format!("{t}{c}")))
-                .collect();
-            texts.extend(last.iter().cloned());
-        }
+        let texts = crate::test_util::strings_over(&symbols, 5);
         let terms = ["a", "b", "ab", "a1", "_", "aa", "1"];
         let mut seqs: Vec<Vec<String>> = Vec::new();
         for x in terms {

@@ -54,3 +54,20 @@ pub use request::{
 };
 pub use sessions::{sessions, trace, SessionsPage, SessionsRequest, Trace};
 pub use snippet::{snippet, Snippet, SnippetOptions};
+
+#[cfg(test)]
+mod test_util {
+    /// Every string of at most `max` symbols from `alphabet`, the empty one first.
+    pub(crate) fn strings_over(alphabet: &[&str], max: usize) -> Vec<String> {
+        let mut all = vec![String::new()];
+        let mut last = all.clone();
+        for _ in 0..max {
+            last = last
+                .iter()
+                .flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}")))
+                .collect();
+            all.extend(last.iter().cloned());
+        }
+        all
+    }
+}

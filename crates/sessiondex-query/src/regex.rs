@@ -638,15 +638,7 @@ mod tests {
     #[test]
     fn required_literals_keep_every_term_match() {
         let alphabet = ["a", "b", "z", "q", "s", "k", "_", "1", "é"];
-        let mut terms: Vec<String> = vec![String::new()];
-        let mut last = terms.clone();
-        for _ in 0..4 {
-            last = last
-                .iter()
-                .flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}")))
-                .collect();
-            terms.extend(last.iter().cloned());
-        }
+        let mut terms = crate::test_util::strings_over(&alphabet, 4);
         terms.extend(["zqpfx12", "xzqsfx", "abzqend", "sk_ab", "éab1", "qqzqzq"].map(String::from));
         let patterns = [
             "ab",
