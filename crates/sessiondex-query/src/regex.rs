@@ -279,10 +279,15 @@ impl CompiledRegex {
 
     /// Whether the pattern matches anywhere in the vocabulary term `term`, `^`/`$` anchoring
     /// at the term's start/end. The same pass as [`CompiledRegex::is_match_text`], after a
-    /// look for the literals every match holds (most terms of a vocabulary hold none).
+    /// look for the literals every match holds (most terms of a vocabulary hold none; the
+    /// literals are lowercase, so the look is skipped for a term with an ASCII capital, which
+    /// no vocabulary holds).
     #[must_use]
     pub fn is_match_term(&self, term: &[u8]) -> bool {
-        if !self.required.is_empty() && !self.required.iter().any(|f| f.find(term).is_some()) {
+        if !self.required.is_empty()
+            && !self.required.iter().any(|f| f.find(term).is_some())
+            && !term.iter().any(u8::is_ascii_uppercase)
+        {
             return false;
         }
         self.run(term)
@@ -685,6 +690,8 @@ mod tests {
         assert_eq!(re("zqpfx[0-9]+").required.len(), 1);
         assert_eq!(re("[a-z]+zqsfx").required.len(), 2, "zqsfx and zqſfx");
         assert!(re("a*").required.is_empty());
+        // Not a vocabulary term, but the answer is the DFA's all the same.
+        assert!(re("zqpfx[0-9]+").is_match_term(b"ZQPFX12"));
     }
 
     fn set(terms: &[&str]) -> fst::Set<Vec<u8>> {
