@@ -59,6 +59,14 @@ static ASCII_TERM: [bool; 256] = {
     t
 };
 
+/// Whether `b` is a term byte of ASCII text (`_`, a letter or a digit): a run of them is one
+/// token of ASCII text, lowered.
+#[must_use]
+#[inline]
+pub fn is_ascii_term_byte(b: u8) -> bool {
+    ASCII_TERM[usize::from(b)]
+}
+
 /// [`for_each_token`] of ASCII text, a byte at a time: ASCII is NFKC already, its term
 /// characters are `_`, letters and digits, and lowercasing is per byte.
 fn ascii_tokens(text: &str, mut f: impl FnMut(&str)) {

@@ -326,39 +326,27 @@ fn structural_sessions(
         ("action", r.action.as_deref()),
         ("outcome", r.outcome.map(Outcome::as_str)),
     ];
+    let set: Vec<(&str, &str)> = fields.iter().filter_map(|&(f, v)| Some((f, v?))).collect();
+    // One filter: the sessions the catalog lists under the value have a record with it (its
+    // field keys are its index file's). Two: those under the pair's key have a record holding
+    // both (`fields` is in the key's order); those under each value alone may not. Either
+    // way no digest needs reading to know a session is a candidate. Three or more: the
+    // sessions under every value, each digest read later.
+    let keys: Vec<String> = match set[..] {
+        [(fa, va), (fb, vb)] => vec![pair_key(fa, va, fb, vb)],
+        _ => set.iter().map(|&(f, v)| field_key(f, v)).collect(),
+    };
     let mut count = vec![0usize; cat.len()];
-    let mut need = 0;
-    for (f, v) in fields {
-        let Some(v) = v else { continue };
-        need += 1;
-        for i in cat.sessions_with_id_key(&field_key(f, v)).map_err(ce)? {
+    for key in &keys {
+        for i in cat.sessions_with_id_key(key).map_err(ce)? {
             if let Some(c) = count.get_mut(i as usize) {
                 *c += 1;
             }
         }
     }
-    if need == 1 {
-        // One filter: a session the catalog lists has a record with the value (its field
-        // keys are its index file's), so no digest needs reading to know it is a candidate.
-        s.structural_proven = count.iter().map(|&c| c == 1).collect();
-    }
-    let set: Vec<(&str, &str)> = fields.iter().filter_map(|&(f, v)| Some((f, v?))).collect();
-    if let [(fa, va), (fb, vb)] = set[..] {
-        // Two filters: the sessions under the pair's key have a record holding both values
-        // (`fields` is in the key's order); those under each value alone may not.
-        let mut proven = vec![false; cat.len()];
-        for i in cat
-            .sessions_with_id_key(&pair_key(fa, va, fb, vb))
-            .map_err(ce)?
-        {
-            if let Some(p) = proven.get_mut(i as usize) {
-                *p = true;
-            }
-        }
-        for (c, &p) in count.iter_mut().zip(&proven) {
-            *c = if p { need } else { 0 };
-        }
-        s.structural_proven = proven;
+    let need = keys.len();
+    if matches!(set.len(), 1 | 2) {
+        s.structural_proven = count.iter().map(|&c| c == need).collect();
     }
     let mut out: Vec<bool> = count.into_iter().map(|c| c == need).collect();
     if let Some(key) = s.px.id_key() {
@@ -1070,14 +1058,14 @@ fn phrase_cold_terms(
     cat: &sessiondex_core::catalog::Catalog<Bytes>,
     tokens: &[String],
 ) -> Result<(Vec<bool>, PhraseFirst), Error> {
+    use fst::{IntoStreamer, Streamer};
+    const NONE: u32 = u32::MAX;
     // Only hot shards look up their first-token terms.
     let hot: Vec<bool> = index
         .session_flags()
         .iter()
         .map(|f| f & crate::index::COLD == 0)
         .collect();
-    use fst::{IntoStreamer, Streamer};
-    const NONE: u32 = u32::MAX;
     let k = tokens.len();
     // Per token, per catalog session: the name of the first term carrying it, or NONE.
     let mut rows: Vec<Vec<u32>> = vec![vec![NONE; cat.len()]; k];

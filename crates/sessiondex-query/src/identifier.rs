@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 
-use sessiondex_core::tokenize::{for_each_token, tokenize};
+use sessiondex_core::tokenize::{for_each_token, is_ascii_term_byte, tokenize};
 
 /// Shortest query tried as an exact id.
 pub const MIN_ID_CHARS: usize = 6;
@@ -95,11 +95,6 @@ pub fn contains_sequence(text: &str, seq: &[String]) -> bool {
     contains_sequence_general(text, seq)
 }
 
-/// A byte of an ASCII term: `_`, a letter or a digit (the tokenizer's rule for ASCII text).
-fn is_term_byte(b: u8) -> bool {
-    b == b'_' || b.is_ascii_alphanumeric()
-}
-
 /// [`contains_sequence`] of ASCII text and non-empty ASCII terms, in place: the tokens of
 /// ASCII text are its runs of term bytes, lowered. Each place the first term can start (its
 /// first byte in either case, after a non-term byte) is tried: the terms must follow one
@@ -112,7 +107,7 @@ fn contains_sequence_ascii(text: &[u8], seq: &[String]) -> bool {
         for (j, tok) in seq.iter().enumerate() {
             if j > 0 {
                 // The term before ended at a non-term byte (or the end): skip the gap.
-                while text.get(q).is_some_and(|&b| !is_term_byte(b)) {
+                while text.get(q).is_some_and(|&b| !is_ascii_term_byte(b)) {
                     q += 1;
                 }
             }
@@ -124,7 +119,7 @@ fn contains_sequence_ascii(text: &[u8], seq: &[String]) -> bool {
                 return false;
             }
             q += t.len();
-            if text.get(q).is_some_and(|&b| is_term_byte(b)) {
+            if text.get(q).is_some_and(|&b| is_ascii_term_byte(b)) {
                 return false;
             }
         }
@@ -137,7 +132,7 @@ fn contains_sequence_ascii(text: &[u8], seq: &[String]) -> bool {
         .and_then(|rest| memchr::memchr2(first, upper, rest))
     {
         let s = p + i;
-        if (s == 0 || text.get(s - 1).is_some_and(|&b| !is_term_byte(b))) && at(s) {
+        if (s == 0 || text.get(s - 1).is_some_and(|&b| !is_ascii_term_byte(b))) && at(s) {
             return true;
         }
         p = s + 1;
