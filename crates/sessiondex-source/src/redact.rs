@@ -2,8 +2,8 @@
 //!
 //! [`redact`] is a structural match on the shapes credentials have (a vendor's documented
 //! prefix, a fixed alphabet and length, a PEM armour line, a URL's userinfo); it does not
-//! classify prose. One forward pass over the bytes: each position is looked up in a table of
-//! trigger bytes and only a trigger runs a matcher, every matcher reads a bounded number of
+//! classify prose. One forward pass over the bytes: each position's byte pair is looked up in a
+//! table of the pairs a pattern can start with and only such a pair runs a matcher, every matcher reads a bounded number of
 //! bytes except the private key block (which ends the scan or jumps past its end), so the
 //! work is linear in the input. Clean text is returned borrowed, without copying.
 //!
@@ -97,19 +97,51 @@ pub struct Found {
     pub kind: SecretKind,
 }
 
-/// Bytes that can start a match (or, for `://` and the webhook host, the byte a matcher
-/// looks back from).
-const fn triggers() -> [bool; 256] {
-    let mut t = [false; 256];
-    let bytes = b"AaBbeghsSx-:";
-    let mut i = 0;
-    while i < bytes.len() {
-        t[bytes[i] as usize] = true;
-        i += 1;
+/// The byte pairs a match can start with: a trigger byte and the bytes that may follow it
+/// in some pattern (`AKIA`, `aws`, `secret`, `sk-`, `gh`, `glpat-`, `github_pat_`, `xox`,
+/// `hooks.`, `-----`, `bearer`, `eyJ`, `://`). Every pattern is at least two bytes long, so a
+/// position whose pair is not here, or the last byte, starts nothing.
+const fn pairs() -> [u64; 1024] {
+    let spec: [(&[u8], &[u8]); 10] = [
+        (b"A", b"KSBCWw"),
+        (b"a", b"Ww"),
+        (b"Ss", b"Ee"),
+        (b"s", b"k"),
+        (b"g", b"hli"),
+        (b"xh", b"o"),
+        (b"-", b"-"),
+        (b"Bb", b"Ee"),
+        (b"e", b"y"),
+        (b":", b"/"),
+    ];
+    let mut t = [0u64; 1024];
+    let mut k = 0;
+    while k < spec.len() {
+        let (firsts, seconds) = spec[k];
+        let mut f = 0;
+        while f < firsts.len() {
+            let mut n = 0;
+            while n < seconds.len() {
+                let pair = (firsts[f] as usize) << 8 | seconds[n] as usize;
+                t[pair / 64] |= 1 << (pair % 64);
+                n += 1;
+            }
+            f += 1;
+        }
+        k += 1;
     }
     t
 }
-static TRIGGER: [bool; 256] = triggers();
+static PAIR: [u64; 1024] = pairs();
+
+/// Whether the pair `s[i]`, `s[i + 1]` can start a match.
+fn pair_starts(s: &[u8], i: usize) -> bool {
+    let Some(&next) = s.get(i + 1) else {
+        return false;
+    };
+    let pair = usize::from(s[i]) << 8 | usize::from(next);
+    PAIR[pair / 64] & (1 << (pair % 64)) != 0
+}
 
 /// How far into a token body a matcher looks for the digit some patterns require.
 const DIGIT_WINDOW: usize = 64;
@@ -203,6 +235,11 @@ fn boundary_before(s: &[u8], at: usize) -> bool {
 /// Every credential in `text`, in order, not overlapping.
 #[must_use]
 pub fn find(text: &str) -> Vec<Found> {
+    find_from(text, pair_starts)
+}
+
+/// [`find`], trying a match only where `may_start` says one can start.
+fn find_from(text: &str, may_start: impl Fn(&[u8], usize) -> bool) -> Vec<Found> {
     let s = text.as_bytes();
     let mut scan = Scan {
         s,
@@ -214,7 +251,7 @@ pub fn find(text: &str) -> Vec<Found> {
     // before it.
     let mut floor = 0;
     while i < s.len() {
-        if !TRIGGER[usize::from(s[i])] {
+        if !may_start(s, i) {
             i += 1;
             continue;
         }
@@ -609,5 +646,109 @@ mod tests {
         let r = redact(t);
         assert_eq!(r, "x [redacted:aws_access_key_id] y");
         assert!(matches!(redact(&r), Cow::Borrowed(_)));
+    }
+
+    /// Pieces of every pattern, near misses and separators, so that random texts built of
+    /// them hold matches, cut matches and matches next to each other.
+    const PIECES: [&str; 40] = [
+        "AKIA",
+        "ASIA",
+        "ABIA",
+        "ACCA",
+        "IOSFODNN7EXAMPLE",
+        "aws_",
+        "AWS-",
+        "Aws",
+        "secret",
+        "SECRET_",
+        "access",
+        "-ACCESS",
+        "key",
+        "Key",
+        "=",
+        "':",
+        "\"",
+        " ",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "sk-",
+        "sk-ant-",
+        "proj-",
+        "ghp_",
+        "gho_",
+        "github_pat_",
+        "glpat-",
+        "xoxb-",
+        "xoxs-",
+        "hooks.slack.com/",
+        "services/",
+        "https://",
+        "-----BEGIN RSA PRIVATE KEY-----\n",
+        "-----END RSA PRIVATE KEY-----",
+        "Bearer ",
+        "bearer  ",
+        "eyJ",
+        ".",
+        "://u:",
+        "pw@host",
+        "a1B2c3D4e5F6g7H8i9J0_-",
+    ];
+
+    proptest::proptest! {
+        /// The pair table skips only positions where no matcher finds anything: the scan
+        /// gives what trying every position gives.
+        #[test]
+        fn pair_table_skips_no_match(picks in proptest::collection::vec(0..PIECES.len(), 0..24)) {
+            let text: String = picks.iter().map(|&k| PIECES[k]).collect();
+            proptest::prop_assert_eq!(find(&text), find_from(&text, |_, _| true));
+        }
+    }
+
+    #[test]
+    fn pair_table_covers_every_planted_kind() {
+        // One of each kind, alone: each needs its own pair in the table.
+        let planted = [
+            "AKIAIOSFODNN7EXAMPLE",
+            // `aws` joined to `secret`: only the match from `a` finds these.
+            "AWSSecretAccessKey=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "awssecret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "SECRET_ACCESS_KEY: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "ghp_a1B2c3D4e5F6g7H8i9J0a1B2c3D4e5F6g7H8",
+            "github_pat_a1B2c3D4e5F6g7H8i9J0a1B2c3",
+            "glpat-a1B2c3D4e5F6g7H8i9J0",
+            "xoxb-a1B2c3D4e5F6",
+            "hooks.slack.com/services/T000/B000/XXXX",
+            "sk-ant-a1B2c3D4e5F6g7H8i9J0",
+            "sk-a1B2c3D4e5F6g7H8i9J0",
+            "-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----",
+            "Bearer a1B2c3D4e5F6g7H8i9J0",
+            "eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.sig",
+            "postgres://user:hunter2@db",
+        ];
+        for text in planted {
+            assert_eq!(find(text).len(), 1, "{text}");
+            // Every case of the first three bytes (`aws`, `Bearer` and `secret` match in any
+            // case, the others in one): the table agrees with trying every position.
+            for flips in 0..8 {
+                let variant: String = text
+                    .char_indices()
+                    .map(|(i, c)| {
+                        if i < 3 && flips & (1 << i) != 0 {
+                            if c.is_ascii_lowercase() {
+                                c.to_ascii_uppercase()
+                            } else {
+                                c.to_ascii_lowercase()
+                            }
+                        } else {
+                            c
+                        }
+                    })
+                    .collect();
+                assert_eq!(
+                    find(&variant),
+                    find_from(&variant, |_, _| true),
+                    "{variant}"
+                );
+            }
+        }
     }
 }
