@@ -25,7 +25,7 @@ use sessiondex_source::{Branches, Outcome};
 use crate::bm25::{provenance_weight, terms_match, Bm25, Phrase, QueryTerms};
 use crate::error::{Error, ErrorCode};
 use crate::fuzzy::{self, FuzzyOptions};
-use crate::index::{core_error, Bytes, Index, Resolved, COLD};
+use crate::index::{core_error, Bytes, Index, Resolved, SessionTotals, COLD};
 use crate::regex::{CompiledRegex, HaystackBudget, RegexLimits};
 use crate::request::{
     reason, Call, Coverage, ExpandRequest, Hit, HitKind, Page, QueryMatch, QueryMode,
@@ -208,6 +208,27 @@ fn no_entry_filters(v: &ValidRecall) -> bool {
         && r.provider.is_none()
         && r.action.is_none()
         && !has_time(v)
+}
+
+/// Adds an incomplete session's reasons to a recall's coverage. Every token of a cut entry
+/// is posted: the cut alone loses nothing here (phrase and regex add it when they meet a cut
+/// entry).
+fn add_incomplete_reasons(coverage: &mut Coverage, e: &sessiondex_core::catalog::CatalogEntry) {
+    for r in &e.summary.coverage.reasons {
+        if r.code != reason::MAX_ENTRY_CHARS {
+            coverage.add_reason(&r.code);
+        }
+    }
+}
+
+/// Whether a recall over every session may count the sessions that are not candidates from
+/// [`Index::session_totals`] instead of visiting each (tests turn it off to compare).
+fn fast_totals_allowed() -> bool {
+    #[cfg(test)]
+    if prefilter_tests::VISIT_ALL.with(std::cell::Cell::get) {
+        return false;
+    }
+    true
 }
 
 /// Per catalog session: whether it can hold a hit of a term query without entry filters,
@@ -1457,7 +1478,25 @@ pub fn recall(
             let entries = index.entries();
             // Newest first (paths are unique, so the order is total).
             let order = index.newest_first();
-            let list: Vec<usize> = if list.len() == entries.len() {
+            let every = list.len() == entries.len();
+            s.coverage.eligible_sessions = list.len() as u64;
+            let cands = candidate_sessions(&mut s, index)?;
+            // Over every session with candidates, and no session past the digest budget: only
+            // the candidates are visited, the others are counted from the index's totals
+            // (what the loop below would add for each of them, as it skips them).
+            let totals = match (&cands, index.session_totals()) {
+                (Some(_), Some(t)) if every && fast_totals_allowed() => {
+                    (t.cold <= CANDIDATE_DIGEST_BUDGET as u64).then_some(t)
+                }
+                _ => None,
+            };
+            let list: Vec<usize> = if let (Some(c), Some(_)) = (&cands, totals) {
+                order
+                    .iter()
+                    .map(|&i| i as usize)
+                    .filter(|&i| c.get(i).copied().unwrap_or(true))
+                    .collect()
+            } else if every {
                 order.iter().map(|&i| i as usize).collect()
             } else {
                 let mut member = vec![false; entries.len()];
@@ -1472,24 +1511,32 @@ pub fn recall(
                     .filter(|&i| member[i])
                     .collect()
             };
-            s.coverage.eligible_sessions = list.len() as u64;
-            let cands = candidate_sessions(&mut s, index)?;
             let mut cold_seen = 0usize;
             let mut skipped_cold = 0u64;
+            // What the visited candidates are (and so what the others are, by difference).
+            let mut seen = SessionTotals::default();
+            if let Some(t) = totals {
+                for &i in &t.incomplete {
+                    s.coverage.incomplete_sessions += 1;
+                    add_incomplete_reasons(&mut s.coverage, &entries[i as usize]);
+                }
+            }
             // One byte per session instead of its whole entry: most sessions of a large
             // index are skipped, and their entries would only miss the cache.
             let flags = index.session_flags();
             for i in list {
                 let f = flags.get(i).copied().unwrap_or(0);
-                if f & crate::index::INCOMPLETE != 0 {
-                    s.coverage.incomplete_sessions += 1;
-                    for r in &entries[i].summary.coverage.reasons {
-                        // Every token of a cut entry is posted: the cut alone loses nothing
-                        // here (phrase and regex add it below when they meet a cut entry).
-                        if r.code != reason::MAX_ENTRY_CHARS {
-                            s.coverage.add_reason(&r.code);
-                        }
+                if totals.is_some() {
+                    if f & crate::index::COLD != 0 {
+                        seen.cold += 1;
+                    } else if let Some((n, t)) = index.catalog().and_then(|c| c.hot_totals(i)) {
+                        seen.hot += 1;
+                        seen.hot_entries += n;
+                        seen.hot_tokens += t;
                     }
+                } else if f & crate::index::INCOMPLETE != 0 {
+                    s.coverage.incomplete_sessions += 1;
+                    add_incomplete_reasons(&mut s.coverage, &entries[i]);
                 }
                 let cold = f & crate::index::COLD != 0;
                 let skip = cands
@@ -1540,6 +1587,19 @@ pub fn recall(
                     catalog: Some(i),
                     cold,
                 });
+            }
+            if let Some(t) = totals {
+                // The sessions not visited: none a candidate, so each is skipped as the loop
+                // skips it (counted; a hot one's totals join BM25's unless filtered; a cold
+                // one is a document of BM25's).
+                let hot = t.hot.saturating_sub(seen.hot);
+                let cold = t.cold.saturating_sub(seen.cold);
+                s.coverage.indexed_sessions += hot + cold;
+                if !s.filtered {
+                    s.docs += t.hot_entries.saturating_sub(seen.hot_entries);
+                    s.total_len += t.hot_tokens.saturating_sub(seen.hot_tokens);
+                }
+                skipped_cold += cold;
             }
             s.cold_docs += skipped_cold;
             false
@@ -1895,6 +1955,7 @@ mod prefilter_tests {
 
     thread_local! {
         pub(super) static EXHAUSTIVE: Cell<bool> = const { Cell::new(false) };
+        pub(super) static VISIT_ALL: Cell<bool> = const { Cell::new(false) };
     }
 
     fn files(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
@@ -1912,8 +1973,9 @@ mod prefilter_tests {
         }
     }
 
-    /// Recalls `req` with the catalog's narrowing and with a scan of every session, asserts
-    /// the two pages are equal, and returns the narrowed one.
+    /// Recalls `req` with the catalog's narrowing, with the narrowing but every session
+    /// visited (no [`super::SessionTotals`]) and with a scan of every session, asserts the
+    /// three pages are equal, and returns the narrowed one.
     fn same_page(
         index: &crate::index::Index,
         opts: &crate::EngineOptions,
@@ -1921,14 +1983,15 @@ mod prefilter_tests {
         what: &str,
     ) -> crate::request::Page {
         let fast = recall(index, opts, &QueryContext::default(), req).unwrap();
+        VISIT_ALL.with(|c| c.set(true));
+        let visited = recall(index, opts, &QueryContext::default(), req).unwrap();
+        VISIT_ALL.with(|c| c.set(false));
         EXHAUSTIVE.with(|c| c.set(true));
         let slow = recall(index, opts, &QueryContext::default(), req).unwrap();
         EXHAUSTIVE.with(|c| c.set(false));
-        assert_eq!(
-            serde_json::to_value(&fast).unwrap(),
-            serde_json::to_value(&slow).unwrap(),
-            "{what}"
-        );
+        let fast_json = serde_json::to_value(&fast).unwrap();
+        assert_eq!(fast_json, serde_json::to_value(&visited).unwrap(), "{what}");
+        assert_eq!(fast_json, serde_json::to_value(&slow).unwrap(), "{what}");
         fast
     }
 

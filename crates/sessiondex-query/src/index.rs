@@ -119,6 +119,24 @@ pub struct Index {
     flags: OnceLock<Vec<u8>>,
     /// [`Index::term_list`], likewise.
     term_list: OnceLock<TermList>,
+    /// [`Index::session_totals`], likewise.
+    totals: OnceLock<Option<SessionTotals>>,
+}
+
+/// Sums over every session of an index, so that a recall which looks at a few candidate
+/// sessions counts the others in its coverage and BM25 statistics without visiting each.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionTotals {
+    /// Hot sessions.
+    pub hot: u64,
+    /// Their entries, from the catalog's hot totals.
+    pub hot_entries: u64,
+    /// Their tokens, likewise.
+    pub hot_tokens: u64,
+    /// Cold sessions.
+    pub cold: u64,
+    /// The positions of the sessions whose coverage is incomplete, ascending.
+    pub incomplete: Vec<u32>,
 }
 
 /// The catalog's merged vocabulary as one flat list: every term in byte order with its
@@ -420,6 +438,7 @@ impl Index {
             newest_first: OnceLock::new(),
             flags: OnceLock::new(),
             term_list: OnceLock::new(),
+            totals: OnceLock::new(),
         })
     }
 
@@ -471,6 +490,7 @@ impl Index {
             newest_first: OnceLock::new(),
             flags: OnceLock::new(),
             term_list: OnceLock::new(),
+            totals: OnceLock::new(),
         })
     }
 
@@ -538,6 +558,33 @@ impl Index {
                 })
                 .collect()
         })
+    }
+
+    /// [`SessionTotals`] of every session, computed by the first call that needs it; `None`
+    /// without a catalog or when a hot session's totals cannot be read from it (a recall then
+    /// visits every session).
+    #[must_use]
+    pub fn session_totals(&self) -> Option<&SessionTotals> {
+        self.totals
+            .get_or_init(|| {
+                let cat = self.catalog.as_ref()?;
+                let mut t = SessionTotals::default();
+                for (i, e) in self.entries.iter().enumerate() {
+                    if !e.summary.coverage.complete {
+                        t.incomplete.push(u32::try_from(i).ok()?);
+                    }
+                    if e.tier == Tier::Cold {
+                        t.cold += 1;
+                    } else {
+                        let (n, k) = cat.hot_totals(i)?;
+                        t.hot += 1;
+                        t.hot_entries = t.hot_entries.checked_add(n)?;
+                        t.hot_tokens = t.hot_tokens.checked_add(k)?;
+                    }
+                }
+                Some(t)
+            })
+            .as_ref()
     }
 
     /// The catalog's vocabulary as a flat list, read from its term map by the first call
