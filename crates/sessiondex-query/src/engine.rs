@@ -221,6 +221,26 @@ fn add_incomplete_reasons(coverage: &mut Coverage, e: &sessiondex_core::catalog:
     }
 }
 
+/// The sessions `cands` marks (a session past its end counts as marked), newest first as
+/// [`Index::newest_first`] orders them. Few candidates are found by a pass over `cands` and
+/// sorted by [`Index::newest_rank`]; many by filtering the whole order.
+fn candidates_newest_first(index: &Index, cands: &[bool]) -> Vec<usize> {
+    let is_cand = |i: usize| cands.get(i).copied().unwrap_or(true);
+    let n = index.entries().len();
+    let mut picked: Vec<usize> = (0..n).filter(|&i| is_cand(i)).collect();
+    if picked.len() < n / 8 {
+        let rank = index.newest_rank();
+        picked.sort_unstable_by_key(|&i| rank.get(i).copied().unwrap_or(u32::MAX));
+        return picked;
+    }
+    index
+        .newest_first()
+        .iter()
+        .map(|&i| i as usize)
+        .filter(|&i| is_cand(i))
+        .collect()
+}
+
 /// Whether a recall over every session may count the sessions that are not candidates from
 /// [`Index::session_totals`] instead of visiting each (tests turn it off to compare).
 fn fast_totals_allowed() -> bool {
@@ -927,9 +947,19 @@ impl ColdTerms {
 
     /// Orders the notes by session, each session's in the order noted, and finds where each
     /// of the first `sessions` sessions' notes begin (notes of sessions past those are never
-    /// asked for).
+    /// asked for). With fewer notes than a sixteenth of the sessions (a rare term's), no
+    /// table of starts is kept: [`ColdTerms::of`] searches the sorted notes.
     fn seal(&mut self, sessions: usize) {
+        self.seal_with(sessions, self.notes.len() >= sessions / 16);
+    }
+
+    /// [`ColdTerms::seal`], keeping the table of starts or not.
+    fn seal_with(&mut self, sessions: usize, table: bool) {
         self.notes.sort_by_key(|n| n.0);
+        self.starts.clear();
+        if !table {
+            return;
+        }
         let mut starts = vec![0usize; sessions + 1];
         for n in &self.notes {
             match starts.get_mut(n.0 as usize + 1) {
@@ -945,6 +975,11 @@ impl ColdTerms {
 
     /// The notes of `session` (after [`ColdTerms::seal`]), as a range of positions.
     fn of(&self, session: u32) -> std::ops::Range<usize> {
+        if self.starts.is_empty() {
+            let a = self.notes.partition_point(|n| n.0 < session);
+            let b = a + self.notes[a..].partition_point(|n| n.0 == session);
+            return a..b;
+        }
         let i = session as usize;
         match (self.starts.get(i), self.starts.get(i + 1)) {
             (Some(&a), Some(&b)) => a..b,
@@ -1491,11 +1526,7 @@ pub fn recall(
                 _ => None,
             };
             let list: Vec<usize> = if let (Some(c), Some(_)) = (&cands, totals) {
-                order
-                    .iter()
-                    .map(|&i| i as usize)
-                    .filter(|&i| c.get(i).copied().unwrap_or(true))
-                    .collect()
+                candidates_newest_first(index, c)
             } else if every {
                 order.iter().map(|&i| i as usize).collect()
             } else {
@@ -2007,6 +2038,98 @@ mod prefilter_tests {
             files(&root.join(d), &mut all);
         }
         all
+    }
+
+    /// A sealed note list answers each session's notes alike with a table of starts (many
+    /// notes) and with a search of the sorted notes (few).
+    #[test]
+    fn cold_notes_by_session_with_and_without_starts() {
+        let mut seed = 7u64;
+        let mut next = |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        for sessions in [0usize, 1, 15, 16, 17, 64, 200] {
+            for count in [0usize, 1, 3, 12, 40] {
+                let mut notes = Vec::new();
+                for _ in 0..count {
+                    let sess = next(sessions.max(1) as u64) as u32;
+                    notes.push((sess, next(3) as u32, next(5) as u32));
+                }
+                let sealed = |table: bool| {
+                    let mut t = super::ColdTerms::default();
+                    for &(a, g, n) in &notes {
+                        t.note(a, g as usize, n);
+                    }
+                    t.seal_with(sessions + 1, table);
+                    t
+                };
+                let (with, without) = (sealed(true), sealed(false));
+                for sess in 0..=sessions as u32 {
+                    let (a, b) = (with.of(sess), without.of(sess));
+                    // Stable: a session's notes in the order noted.
+                    let want: Vec<_> = notes.iter().filter(|n| n.0 == sess).copied().collect();
+                    assert_eq!(with.notes[a.clone()], want[..], "{sessions} {count} {sess}");
+                    assert_eq!(without.notes[b], want[..], "{sessions} {count} {sess}");
+                }
+            }
+        }
+    }
+
+    /// Candidates come newest first whichever way they are found (a pass and a sort by rank
+    /// for few, a filter of the whole order for many).
+    #[test]
+    fn candidates_come_newest_first() {
+        let mut m = MemoryIndex::new(MemoryConfig::default());
+        for (name, bytes) in corpus() {
+            m.add_file(&name, &bytes).unwrap();
+        }
+        // More sessions, some sharing a last time (the order then goes by path).
+        for k in 0..30 {
+            let (id, day) = (format!("order{k}"), 1 + (k * 7) % 13);
+            let ts = format!("2026-02-{day:02}T00:00:00Z");
+            let text = concat!(
+                r#"{"type":"session","version":3,"id":"ID","timestamp":"TS","cwd":"/p"}"#,
+                "\n",
+                r#"{"type":"message","id":"ID-1","parentId":null,"timestamp":"TS","message":{"role":"user","content":"order"}}"#,
+                "\n"
+            )
+            .replace("ID", &id)
+            .replace("TS", &ts);
+            m.add_file(&format!("{id}.jsonl"), text.as_bytes()).unwrap();
+        }
+        let index = m.index(Branches::Active).unwrap();
+        let n = index.entries().len();
+        assert!(n >= 40, "{n} sessions");
+        let mut seed = 11u64;
+        for round in 0..400 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // From one candidate in many to most of them; sometimes shorter than the index.
+            let every = 1 + (round % 12) as u64;
+            let len = if round % 7 == 0 { n - 3 } else { n };
+            let cands: Vec<bool> = (0..len)
+                .map(|i| {
+                    (seed >> (i % 40))
+                        .wrapping_add(i as u64)
+                        .is_multiple_of(every)
+                })
+                .collect();
+            let want: Vec<usize> = index
+                .newest_first()
+                .iter()
+                .map(|&i| i as usize)
+                .filter(|&i| cands.get(i).copied().unwrap_or(true))
+                .collect();
+            assert_eq!(
+                super::candidates_newest_first(index, &cands),
+                want,
+                "{round}"
+            );
+        }
     }
 
     /// Cold sessions answer with the terms their vocabularies hold, from the catalog: each

@@ -115,6 +115,8 @@ pub struct Index {
     cold_cap: std::sync::atomic::AtomicU64,
     /// [`Index::newest_first`], computed by the first call that needs it.
     newest_first: OnceLock<Vec<u32>>,
+    /// [`Index::newest_rank`], likewise.
+    newest_rank: OnceLock<Vec<u32>>,
     /// [`Index::session_flags`], likewise.
     flags: OnceLock<Vec<u8>>,
     /// [`Index::term_list`], likewise.
@@ -436,6 +438,7 @@ impl Index {
             cold_bytes: std::sync::atomic::AtomicU64::new(0),
             cold_cap: std::sync::atomic::AtomicU64::new(COLD_CACHE_BYTES),
             newest_first: OnceLock::new(),
+            newest_rank: OnceLock::new(),
             flags: OnceLock::new(),
             term_list: OnceLock::new(),
             totals: OnceLock::new(),
@@ -488,6 +491,7 @@ impl Index {
             cold_bytes: std::sync::atomic::AtomicU64::new(0),
             cold_cap: std::sync::atomic::AtomicU64::new(COLD_CACHE_BYTES),
             newest_first: OnceLock::new(),
+            newest_rank: OnceLock::new(),
             flags: OnceLock::new(),
             term_list: OnceLock::new(),
             totals: OnceLock::new(),
@@ -538,6 +542,21 @@ impl Index {
                     .then_with(|| a.identity.path.cmp(&b.identity.path))
             });
             order
+        })
+    }
+
+    /// Each session's place (by position) in [`Index::newest_first`].
+    #[must_use]
+    pub fn newest_rank(&self) -> &[u32] {
+        self.newest_rank.get_or_init(|| {
+            let order = self.newest_first();
+            let mut rank = vec![0u32; order.len()];
+            for (r, &i) in order.iter().enumerate() {
+                if let (Some(slot), Ok(r)) = (rank.get_mut(i as usize), u32::try_from(r)) {
+                    *slot = r;
+                }
+            }
+            rank
         })
     }
 
