@@ -11,7 +11,6 @@
 //! add their totals to the BM25 statistics, so the page equals a scan of every session
 //! (`prefilter_tests`).
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -72,14 +71,49 @@ pub struct QueryContext {
 }
 
 struct Slot<'a> {
-    session_id: Cow<'a, str>,
-    file: Cow<'a, str>,
+    names: Names<'a>,
     last_ts: Option<i64>,
-    source_hash: Cow<'a, str>,
-    lineage: Cow<'a, str>,
     shard: Option<Arc<HotShard<Bytes>>>,
     catalog: Option<usize>,
     cold: bool,
+}
+
+/// Where a slot's session id, file, source hash and lineage fingerprint are read: its
+/// catalog entry, or (a session hydrated for the call) its own copies. A slot is kept per
+/// session searched, so it stays small.
+enum Names<'a> {
+    Entry(&'a sessiondex_core::catalog::CatalogEntry),
+    Owned(Box<[String; 4]>),
+}
+
+impl Slot<'_> {
+    fn session_id(&self) -> &str {
+        match &self.names {
+            Names::Entry(e) => &e.summary.session_id,
+            Names::Owned(n) => &n[0],
+        }
+    }
+
+    fn file(&self) -> &str {
+        match &self.names {
+            Names::Entry(e) => &e.identity.path,
+            Names::Owned(n) => &n[1],
+        }
+    }
+
+    fn source_hash(&self) -> &str {
+        match &self.names {
+            Names::Entry(e) => &e.identity.source_hash,
+            Names::Owned(n) => &n[2],
+        }
+    }
+
+    fn lineage(&self) -> &str {
+        match &self.names {
+            Names::Entry(e) => &e.summary.lineage_fingerprint,
+            Names::Owned(n) => &n[3],
+        }
+    }
 }
 
 enum Matcher {
@@ -1498,11 +1532,13 @@ pub fn recall(
             }
             let _ = pos;
             slots.push(Slot {
-                session_id: Cow::Owned(h.session.meta.session_id.clone()),
-                file: Cow::Owned(h.path.clone()),
+                names: Names::Owned(Box::new([
+                    h.session.meta.session_id.clone(),
+                    h.path.clone(),
+                    h.source_hash.clone(),
+                    h.selection.lineage_fingerprint.clone(),
+                ])),
                 last_ts: shard.summary().last_ts,
-                source_hash: Cow::Owned(h.source_hash.clone()),
-                lineage: Cow::Owned(h.selection.lineage_fingerprint.clone()),
                 shard: Some(Arc::new(shard)),
                 catalog: pos,
                 cold: false,
@@ -1609,11 +1645,8 @@ pub fn recall(
                 }
                 let e = &entries[i];
                 slots.push(Slot {
-                    session_id: Cow::Borrowed(&e.summary.session_id),
-                    file: Cow::Borrowed(&e.identity.path),
+                    names: Names::Entry(e),
                     last_ts: e.summary.last_ts,
-                    source_hash: Cow::Borrowed(&e.identity.source_hash),
-                    lineage: Cow::Borrowed(&e.summary.lineage_fingerprint),
                     shard,
                     catalog: Some(i),
                     cold,
@@ -1793,8 +1826,16 @@ pub fn recall(
     let mut order: Vec<(usize, precision::Ranked)> = items.into_iter().enumerate().collect();
     let cmp = |(ia, a): &(usize, precision::Ranked), (ib, b): &(usize, precision::Ranked)| {
         b.0.total_cmp(&a.0)
-            .then_with(|| slots[b.1].last_ts.cmp(&slots[a.1].last_ts))
-            .then_with(|| slots[a.1].file.cmp(&slots[b.1].file))
+            .then_with(|| {
+                if a.1 == b.1 {
+                    // One slot: one session, its time and file.
+                    return std::cmp::Ordering::Equal;
+                }
+                let (sa, sb) = (&slots[a.1], &slots[b.1]);
+                sb.last_ts
+                    .cmp(&sa.last_ts)
+                    .then_with(|| sa.file().cmp(sb.file()))
+            })
             .then_with(|| a.2.cmp(&b.2))
             .then_with(|| ia.cmp(ib))
     };
@@ -1858,17 +1899,17 @@ pub fn recall(
                     snippet_unavailable = why.map(|u| u.code().to_owned());
                 }
                 let follow = Call::expand(&ExpandRequest {
-                    session: slot.file.to_string(),
+                    session: slot.file().to_string(),
                     indices: Some(vec![i64::from(entry)]),
-                    source_hash: Some(slot.source_hash.to_string()),
-                    lineage_fingerprint: Some(slot.lineage.to_string()),
+                    source_hash: Some(slot.source_hash().to_string()),
+                    lineage_fingerprint: Some(slot.lineage().to_string()),
                     branches: branches_arg,
                     ..ExpandRequest::default()
                 })?;
                 Hit {
                     kind: HitKind::Entry,
-                    session_id: slot.session_id.to_string(),
-                    file: slot.file.to_string(),
+                    session_id: slot.session_id().to_string(),
+                    file: slot.file().to_string(),
                     entry_id: Some(e.entry_id().map_err(ce)?.to_owned()),
                     index: Some(u64::from(entry)),
                     operation_address: e.operation_address().map_err(ce)?.map(str::to_owned),
@@ -1906,12 +1947,12 @@ pub fn recall(
                     _ => Vec::new(),
                 };
                 let follow = Call::recall(&RecallRequest {
-                    scope: Some(Scope::Explicit(slot.file.to_string())),
+                    scope: Some(Scope::Explicit(slot.file().to_string())),
                     cwd: None,
                     entry_range: None,
                     offset: None,
-                    source_hash: Some(slot.source_hash.to_string()),
-                    lineage_fingerprint: Some(slot.lineage.to_string()),
+                    source_hash: Some(slot.source_hash().to_string()),
+                    lineage_fingerprint: Some(slot.lineage().to_string()),
                     ..req.clone()
                 })?;
                 Hit {
@@ -1953,8 +1994,8 @@ pub fn recall(
         let mut n = req.clone();
         n.offset = Some(end as u64);
         if single {
-            n.source_hash = Some(slots[0].source_hash.to_string());
-            n.lineage_fingerprint = Some(slots[0].lineage.to_string());
+            n.source_hash = Some(slots[0].source_hash().to_string());
+            n.lineage_fingerprint = Some(slots[0].lineage().to_string());
         }
         Some(Call::recall(&n)?)
     } else {

@@ -119,7 +119,7 @@ pub(super) fn add_and_tier(
     if let Some(q) = s.px.id_query.clone() {
         if !single {
             for (k, slot) in slots.iter().enumerate() {
-                if q.matches(&slot.session_id) {
+                if q.matches(slot.session_id()) {
                     s.px.id_sessions.insert(k);
                 }
             }
@@ -286,11 +286,11 @@ pub(super) fn session_hit(
     timestamp: Option<String>,
 ) -> Result<Hit, Error> {
     let follow = Call::recall(&RecallRequest {
-        scope: Some(Scope::Explicit(slot.file.to_string())),
+        scope: Some(Scope::Explicit(slot.file().to_string())),
         branches: req.branches,
         page_size: req.page_size,
-        source_hash: Some(slot.source_hash.to_string()),
-        lineage_fingerprint: Some(slot.lineage.to_string()),
+        source_hash: Some(slot.source_hash().to_string()),
+        lineage_fingerprint: Some(slot.lineage().to_string()),
         ..RecallRequest::default()
     })?;
     Ok(session_hit_of(slot, score, timestamp, follow))
@@ -305,8 +305,8 @@ pub(super) fn session_hit_of(
 ) -> Hit {
     Hit {
         kind: HitKind::Session,
-        session_id: slot.session_id.to_string(),
-        file: slot.file.to_string(),
+        session_id: slot.session_id().to_string(),
+        file: slot.file().to_string(),
         entry_id: None,
         index: None,
         operation_address: None,
@@ -343,17 +343,17 @@ pub(super) fn cold_entry_hit(
         return Ok(None);
     };
     let follow = Call::expand(&ExpandRequest {
-        session: slot.file.to_string(),
+        session: slot.file().to_string(),
         indices: Some(vec![i64::from(t.index())]),
-        source_hash: Some(slot.source_hash.to_string()),
-        lineage_fingerprint: Some(slot.lineage.to_string()),
+        source_hash: Some(slot.source_hash().to_string()),
+        lineage_fingerprint: Some(slot.lineage().to_string()),
         branches,
         ..ExpandRequest::default()
     })?;
     Ok(Some(Hit {
         kind: HitKind::Entry,
-        session_id: slot.session_id.to_string(),
-        file: slot.file.to_string(),
+        session_id: slot.session_id().to_string(),
+        file: slot.file().to_string(),
         entry_id: Some(t.entry_id().map_err(ce)?.to_owned()),
         index: Some(u64::from(t.index())),
         operation_address: t.operation_address().map_err(ce)?.map(str::to_owned),
