@@ -261,8 +261,9 @@ fn add_incomplete_reasons(coverage: &mut Coverage, e: &sessiondex_core::catalog:
 fn candidates_newest_first(index: &Index, cands: &[bool]) -> Vec<usize> {
     let is_cand = |i: usize| cands.get(i).copied().unwrap_or(true);
     let n = index.entries().len();
-    let mut picked: Vec<usize> = (0..n).filter(|&i| is_cand(i)).collect();
-    if picked.len() < n / 8 {
+    let count = cands.iter().take(n).filter(|&&c| c).count() + n.saturating_sub(cands.len());
+    if count < n / 8 {
+        let mut picked: Vec<usize> = (0..n).filter(|&i| is_cand(i)).collect();
         let rank = index.newest_rank();
         picked.sort_unstable_by_key(|&i| rank.get(i).copied().unwrap_or(u32::MAX));
         return picked;
