@@ -995,16 +995,21 @@ impl ColdTerms {
         if !table {
             return;
         }
-        let mut starts = vec![0usize; sessions + 1];
-        for n in &self.notes {
-            match starts.get_mut(n.0 as usize + 1) {
-                Some(c) => *c += 1,
-                None => break,
+        // One pass over the sorted notes: each session starts at its first note, or (none)
+        // where the next session's notes start.
+        let mut starts = Vec::with_capacity(sessions + 1);
+        let mut end = self.notes.len();
+        for (k, n) in self.notes.iter().enumerate() {
+            let session = n.0 as usize;
+            if session >= sessions {
+                end = k;
+                break;
+            }
+            while starts.len() <= session {
+                starts.push(k);
             }
         }
-        for i in 1..starts.len() {
-            starts[i] += starts[i - 1];
-        }
+        starts.resize(sessions + 1, end);
         self.starts = starts;
     }
 
