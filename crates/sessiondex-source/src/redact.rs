@@ -2,10 +2,11 @@
 //!
 //! [`redact`] is a structural match on the shapes credentials have (a vendor's documented
 //! prefix, a fixed alphabet and length, a PEM armour line, a URL's userinfo); it does not
-//! classify prose. One forward pass over the bytes: each position's byte pair is looked up in a
-//! table of the pairs a pattern can start with and only such a pair runs a matcher, every matcher reads a bounded number of
-//! bytes except the private key block (which ends the scan or jumps past its end), so the
-//! work is linear in the input. Clean text is returned borrowed, without copying.
+//! classify prose. One forward pass over the bytes: each position's byte pair is looked up
+//! in a table of the pairs a pattern can start with and only such a pair runs a matcher;
+//! every matcher reads a bounded number of bytes except the private key block (which ends the
+//! scan or jumps past its end), so the work is linear in the input. Clean text is returned
+//! borrowed, without copying.
 //!
 //! `docs/secrets.md` lists every pattern with its source and what it does not catch.
 //! The replacement never matches a pattern again, so redacting twice changes nothing.
