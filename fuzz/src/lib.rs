@@ -6,8 +6,10 @@
 
 use std::sync::OnceLock;
 
-use fst::{IntoStreamer, Streamer};
-use sessiondex_core::catalog::{Catalog, CatalogBuilder, CatalogEntry, SourceIdentity, Tier};
+use fst::Streamer;
+use sessiondex_core::catalog::{
+    Catalog, CatalogBuilder, CatalogEntry, SourceIdentity, TermSet, Tier,
+};
 use sessiondex_core::cold::{self, ColdDigest, Field};
 use sessiondex_core::format::{self, Aligned, FOOTER_LEN, HEADER_LEN};
 use sessiondex_core::hot::{self, HotShard};
@@ -112,6 +114,7 @@ pub fn samples() -> &'static Samples {
                     (Tier::Hot, shard.summary().clone(), None)
                 } else {
                     let v = digest.vocabulary_owned().expect("vocabulary");
+                    let v = TermSet::checked(v).expect("vocabulary reads");
                     (Tier::Cold, digest.summary().clone(), Some(v))
                 };
                 cat.add(&catalog_entry(summary, tier, n as u64), vocab)
@@ -300,7 +303,7 @@ fn query_vocabulary<D: AsRef<[u8]>>(set: &fst::Set<D>) {
 pub fn exercise_cold(bytes: &[u8]) {
     if let Ok(d) = ColdDigest::open(bytes) {
         exercise_cold_digest(&d);
-        if let Ok(v) = d.vocabulary_owned() {
+        if let Ok(v) = d.vocabulary_owned().and_then(TermSet::checked) {
             let mut cat = CatalogBuilder::new(d.summary().branches);
             let entry = catalog_entry(d.summary().clone(), Tier::Cold, 0);
             if cat.add(&entry, Some(v)).is_ok() {
@@ -334,15 +337,17 @@ fn exercise_cold_digest<B: AsRef<[u8]>>(d: &ColdDigest<B>) {
     let _ = d.field_postings(Field::ALL[0], "user");
     let _ = d.field_postings_at(u64::MAX);
     if let Ok(fields) = d.fields() {
-        let mut s = fields.stream();
-        while let Some((_, ord)) = s.next() {
+        let mut keys = fields.cursor();
+        let mut ord = 0;
+        while let Ok(Some(_)) = keys.next_term() {
             let _ = d.field_postings_at(ord);
+            ord += 1;
         }
     }
     if let Ok(v) = d.vocabulary() {
-        let mut s = v.into_stream();
-        while s.next().is_some() {}
-        query_vocabulary(&v);
+        let _ = v.to_strings();
+        let mut terms = v.cursor();
+        while let Ok(Some(_)) = terms.next_term() {}
     }
 }
 

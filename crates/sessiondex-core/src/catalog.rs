@@ -32,6 +32,7 @@ use crate::format::{self, Aligned, Col, FileKind, StrCol, StrTableBuilder};
 use crate::summary::{
     branches_code, branches_from, format_code, Coverage, CoverageReason, SessionSummary,
 };
+use crate::terms::{TermList, TermListBuilder};
 
 /// The payload schema text, hashed into the header's schema fingerprint.
 pub(crate) const SCHEMA: &str = "catalog/1 {branches:u8 strings:bytes string_offsets:[u32] \
@@ -180,8 +181,8 @@ pub struct CatalogBuilder {
     branches: Branches,
     st: StrTableBuilder,
     p: CatalogPayload,
-    vocabs: Vec<(u32, fst::Map<Vec<u8>>)>,
-    ids: Vec<(u32, fst::Map<Vec<u8>>)>,
+    vocabs: Batch,
+    ids: Batch,
     /// (ordinal here, ordinal in the previous catalog) of sessions whose terms and id keys
     /// are carried over from that catalog's merged maps ([`CatalogBuilder::add_carried`]).
     carried: Vec<(u32, u32)>,
@@ -292,8 +293,70 @@ fn both<A, B: Send>(a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, 
     })
 }
 
-/// Sessions' maps (session ordinal, map) merged together into one [`Folded`].
-type Batch = Vec<(u32, fst::Map<Vec<u8>>)>;
+/// Sessions' term sets (session ordinal, set) merged together into one [`Folded`].
+type Batch = Vec<(u32, TermSet)>;
+
+/// A session's sorted terms (vocabulary or id keys) as the catalog builder holds them until
+/// it is written: a hot shard's vocabulary FST, or a front-coded list (a cold digest's
+/// vocabulary, id keys).
+#[derive(Debug, Clone)]
+pub enum TermSet {
+    /// An FST set.
+    Fst(fst::Set<Vec<u8>>),
+    /// A front-coded list, checked ([`TermList`] read through once without error).
+    List(TermList),
+}
+
+impl From<fst::Set<Vec<u8>>> for TermSet {
+    fn from(s: fst::Set<Vec<u8>>) -> TermSet {
+        TermSet::Fst(s)
+    }
+}
+
+impl TermSet {
+    /// True when the set holds `term`.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when a list is damaged.
+    pub fn contains(&self, term: &[u8]) -> Result<bool> {
+        match self {
+            TermSet::Fst(set) => Ok(set.contains(term)),
+            TermSet::List(list) => list.contains(term),
+        }
+    }
+
+    /// A front-coded list, read through once so that folding it cannot fail.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the list is damaged.
+    pub fn checked(list: TermList) -> Result<TermSet> {
+        let mut c = list.cursor();
+        while c.next_term()?.is_some() {}
+        Ok(TermSet::List(list))
+    }
+
+    /// Calls `f` with each term in byte order.
+    fn each(&self, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        match self {
+            TermSet::Fst(set) => {
+                use fst::Streamer;
+                let mut s = set.stream();
+                while let Some(t) = s.next() {
+                    f(t)?;
+                }
+            }
+            TermSet::List(list) => {
+                let mut c = list.cursor();
+                while let Some(t) = c.next_term()? {
+                    f(t)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
 
 impl Folded {
     /// The union of a batch: what [`merge`] gives for it, without a heap of streams. Each
@@ -301,8 +364,7 @@ impl Folded {
     /// `(term, session)` pair is noted, then the distinct terms are sorted once and the pairs
     /// placed by a counting sort (stable, so a term's sessions keep the batch's order; sorted
     /// after only when that order was not ascending).
-    fn of(list: &[(u32, fst::Map<Vec<u8>>)]) -> Result<Folded> {
-        use fst::Streamer;
+    fn of(list: &[(u32, TermSet)]) -> Result<Folded> {
         let mut terms = Distinct::default();
         let mut pairs: Vec<(u32, u32)> = Vec::new();
         let mut ascending = true;
@@ -310,10 +372,10 @@ impl Folded {
         for (session, map) in list {
             ascending &= last_session.is_none_or(|l| l < *session);
             last_session = Some(*session);
-            let mut stream = map.stream();
-            while let Some((t, _)) = stream.next() {
+            map.each(|t| {
                 pairs.push((terms.id(t)?, *session));
-            }
+                Ok(())
+            })?;
         }
         let n = terms.len();
         // The distinct terms in byte order; `rank[id]` is a term's ordinal.
@@ -446,7 +508,7 @@ impl CatalogBuilder {
     /// # Errors
     ///
     /// `index_too_large` past `u32` sessions or string bytes.
-    pub fn add(&mut self, e: &CatalogEntry, vocabulary: Option<fst::Set<Vec<u8>>>) -> Result<u32> {
+    pub fn add(&mut self, e: &CatalogEntry, vocabulary: Option<TermSet>) -> Result<u32> {
         self.add_with(
             e,
             SessionTerms {
@@ -469,7 +531,7 @@ impl CatalogBuilder {
         self.p.hot_entries.push(terms.hot_entries);
         self.p.hot_tokens.push(terms.hot_tokens);
         if let Some(set) = terms.id_keys {
-            self.ids.push((ord, fst::Map::from(set.into_fst())));
+            self.ids.push((ord, set));
             if self.ids.len() >= self.fold {
                 self.id_batches.push(std::mem::take(&mut self.ids));
             }
@@ -525,8 +587,7 @@ impl CatalogBuilder {
         }
         p.links_offsets.push(format::to_u32(p.link_kinds.len())?);
         if let Some(v) = vocabulary {
-            // A set is an FST whose values are all 0; as a map it joins an indexed union.
-            self.vocabs.push((ord, fst::Map::from(v.into_fst())));
+            self.vocabs.push((ord, v));
             if self.vocabs.len() >= self.fold {
                 self.vocab_batches.push(std::mem::take(&mut self.vocabs));
             }
@@ -568,8 +629,8 @@ impl CatalogBuilder {
     ///
     /// # Errors
     ///
-    /// `index_too_large` when a column overflows; `index_corrupt` when a vocabulary FST is
-    /// damaged or a session was carried ([`CatalogBuilder::add_carried`]).
+    /// `index_too_large` when a column overflows; `index_corrupt` when a vocabulary or id key
+    /// list is damaged or a session was carried ([`CatalogBuilder::add_carried`]).
     pub fn finish(self) -> Result<Aligned> {
         self.finish_from::<&[u8]>(None)
     }
@@ -613,6 +674,13 @@ impl CatalogBuilder {
             })
         };
         let c = old.map(|cat| cat.cols).unwrap_or_default();
+        // The sessions past the last full batch make one more.
+        if !self.vocabs.is_empty() {
+            self.vocab_batches.push(std::mem::take(&mut self.vocabs));
+        }
+        if !self.ids.is_empty() {
+            self.id_batches.push(std::mem::take(&mut self.ids));
+        }
         let n_vocab = self.vocab_batches.len();
         let batches: Vec<Batch> = self
             .vocab_batches
@@ -623,20 +691,8 @@ impl CatalogBuilder {
         drop(batches);
         let id_parts = parts.split_off(n_vocab);
         let (terms, ids) = both(
-            || {
-                merge(
-                    &self.vocabs,
-                    &parts,
-                    from(c.terms, c.post_starts, c.post_bytes),
-                )
-            },
-            || {
-                merge(
-                    &self.ids,
-                    &id_parts,
-                    from(c.ids, c.id_post_starts, c.id_post_bytes),
-                )
-            },
+            || merge(&parts, from(c.terms, c.post_starts, c.post_bytes)),
+            || merge(&id_parts, from(c.ids, c.id_post_starts, c.id_post_bytes)),
         );
         (self.p.terms, self.p.post_starts, self.p.post_bytes) = terms?;
         (self.p.ids, self.p.id_post_starts, self.p.id_post_bytes) =
@@ -661,12 +717,10 @@ struct Carried<'c, B> {
     renumber: &'c [u32],
 }
 
-/// The union of per-session FSTs, of parts already merged and of a previous catalog's map
-/// when given: a term map (term -> ordinal), `n+1` posting starts and the postings
-/// (ascending session ordinals as varint deltas). A term whose sessions are all gone is left
-/// out.
+/// The union of parts already merged and of a previous catalog's map when given: a term map
+/// (term -> ordinal), `n+1` posting starts and the postings (ascending session ordinals as
+/// varint deltas). A term whose sessions are all gone is left out.
 fn merge<B: AsRef<[u8]>>(
-    list: &[(u32, fst::Map<Vec<u8>>)],
     parts: &[Folded],
     carried: Option<Carried<'_, B>>,
 ) -> Result<(Vec<u8>, Vec<u64>, Vec<u8>)> {
@@ -684,8 +738,7 @@ fn merge<B: AsRef<[u8]>>(
         .iter()
         .map(|p| fst::Map::new(p.map.as_slice()))
         .collect::<std::result::Result<Vec<_>, _>>()?;
-    // Streams: the previous catalog's map when there is one, then the parts, then the
-    // sessions' own.
+    // Streams: the previous catalog's map when there is one, then the parts.
     let mut op = fst::map::OpBuilder::new();
     if let Some(m) = &old_map {
         op.push(m);
@@ -693,20 +746,14 @@ fn merge<B: AsRef<[u8]>>(
     for m in &part_maps {
         op.push(m);
     }
-    for (_, v) in list {
-        op.push(v);
-    }
     let first_part = usize::from(old_map.is_some());
-    let first_session = first_part + parts.len();
     let mut union = op.union();
     let mut sessions: Vec<u32> = Vec::new();
     let mut ord = 0u64;
     while let Some((term, hits)) = union.next() {
         sessions.clear();
         for h in hits {
-            if let Some(i) = h.index.checked_sub(first_session) {
-                sessions.extend(list.get(i).map(|v| v.0));
-            } else if let Some(i) = h.index.checked_sub(first_part) {
+            if let Some(i) = h.index.checked_sub(first_part) {
                 let p = parts.get(i).ok_or_else(missing)?;
                 let at = usize::try_from(h.value).map_err(|_| missing())?;
                 let span = match (p.starts.get(at), p.starts.get(at + 1)) {
@@ -761,10 +808,12 @@ pub fn id_key(id: &str) -> String {
 
 /// A set of keys in exactly the bytes it needs (fst's in-memory builder starts with a 10 KB
 /// buffer; a sync holds one set per session until the catalog is written).
-fn key_set(keys: std::collections::BTreeSet<String>) -> Result<fst::Set<Vec<u8>>> {
-    let mut bytes = fst::Set::from_iter(keys)?.into_fst().into_inner();
-    bytes.shrink_to_fit();
-    Ok(fst::Set::new(bytes)?)
+fn key_set(keys: std::collections::BTreeSet<String>) -> Result<TermSet> {
+    let mut b = TermListBuilder::new();
+    for k in &keys {
+        b.insert(k.as_bytes())?;
+    }
+    Ok(TermSet::List(b.finish()))
 }
 
 /// The key, in the catalog's id map, of a structural value one of a session's records has:
@@ -833,12 +882,12 @@ fn add_pairs(
 #[derive(Debug, Default)]
 pub struct SessionTerms {
     /// Its vocabulary: every term its index file posts.
-    pub vocabulary: Option<fst::Set<Vec<u8>>>,
+    pub vocabulary: Option<TermSet>,
     /// The [`id_key`]s of its session id, entry ids and operation addresses, the
     /// [`field_key`]s of its records' structural values and the [`pair_key`]s of values
     /// one record holds together, as a set (a
-    /// sync holds one per session until the catalog is written: an FST keeps that small).
-    pub id_keys: Option<fst::Set<Vec<u8>>>,
+    /// sync holds one per session until the catalog is written: front-coded, that is small).
+    pub id_keys: Option<TermSet>,
     /// A hot session's entry count (0 for a cold one).
     pub hot_entries: u64,
     /// A hot session's token total (0 for a cold one).
@@ -875,7 +924,7 @@ impl SessionTerms {
         }
         add_pairs(&mut id_keys, pairs);
         Ok(SessionTerms {
-            vocabulary: Some(shard.vocabulary_owned()?),
+            vocabulary: Some(TermSet::Fst(shard.vocabulary_owned()?)),
             id_keys: Some(key_set(id_keys)?),
             hot_entries: shard.entry_count() as u64,
             hot_tokens: shard.total_tokens(),
@@ -914,7 +963,7 @@ impl SessionTerms {
         }
         add_pairs(&mut id_keys, pairs);
         Ok(SessionTerms {
-            vocabulary: Some(digest.vocabulary_owned()?),
+            vocabulary: Some(TermSet::checked(digest.vocabulary_owned()?)?),
             id_keys: Some(key_set(id_keys)?),
             hot_entries: 0,
             hot_tokens: 0,
@@ -943,7 +992,7 @@ fn each_varint_delta(bytes: &[u8], n: usize, mut f: impl FnMut(u32)) -> Result<(
     Ok(())
 }
 
-fn write_varint(out: &mut Vec<u8>, mut v: u32) {
+pub(crate) fn write_varint(out: &mut Vec<u8>, mut v: u32) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -951,7 +1000,7 @@ fn write_varint(out: &mut Vec<u8>, mut v: u32) {
     out.push(v as u8);
 }
 
-fn read_varint(b: &[u8], at: &mut usize) -> Option<u32> {
+pub(crate) fn read_varint(b: &[u8], at: &mut usize) -> Option<u32> {
     let mut v = 0u32;
     for shift in (0..35).step_by(7) {
         let byte = *b.get(*at)?;
@@ -1622,7 +1671,13 @@ mod tests {
                 .collect()
         };
         let terms = |i: usize| SessionTerms {
-            vocabulary: (i % 11 != 5).then(|| fst::Set::from_iter(words(i)).unwrap()),
+            vocabulary: (i % 11 != 5).then(|| {
+                if i.is_multiple_of(2) {
+                    TermSet::Fst(fst::Set::from_iter(words(i)).unwrap())
+                } else {
+                    TermSet::List(TermList::from_sorted(words(i)).unwrap())
+                }
+            }),
             id_keys: (i % 13 != 4).then(|| {
                 key_set([id_key(&format!("id{}", i % 50)), field_key("tool", "bash")].into())
                     .unwrap()
@@ -1672,8 +1727,9 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
-        /// A batch folds to what one heap merge of it gives: shared and own terms, sessions
-        /// in any order, past the table's first growth (512 distinct terms).
+        /// A batch folds to the union of its sessions' terms (each term with its ascending
+        /// sessions): shared and own terms, sessions in any order, FST sets and front-coded
+        /// lists, past the table's first growth (512 distinct terms).
         #[test]
         fn a_fold_is_the_merge_of_its_batch(
             sessions in proptest::collection::btree_set(0u32..5000, 1..40),
@@ -1686,6 +1742,7 @@ mod tests {
                 let k = (seed as usize) % ords.len();
                 ords.rotate_left(k);
             }
+            let mut union: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
             let batch: Batch = ords
                 .iter()
                 .map(|&s| {
@@ -1693,18 +1750,28 @@ mod tests {
                         .map(|k| format!("t{}", (k * k + seed * u64::from(s)) % 1500))
                         .chain([format!("own{s}"), "é".to_owned()])
                         .collect();
-                    let set = fst::Set::from_iter(words).unwrap();
-                    (s, fst::Map::from(set.into_fst()))
+                    for w in &words {
+                        union.entry(w.clone()).or_default().push(s);
+                    }
+                    let set = if s.is_multiple_of(2) {
+                        TermSet::Fst(fst::Set::from_iter(words).unwrap())
+                    } else {
+                        TermSet::checked(TermList::from_sorted(words).unwrap()).unwrap()
+                    };
+                    (s, set)
                 })
                 .collect();
             let folded = Folded::of(&batch).unwrap();
-            let (map, starts, bytes) = merge::<&[u8]>(&batch, &[], None).unwrap();
-            proptest::prop_assert_eq!(folded.map, map);
-            proptest::prop_assert_eq!(
-                folded.starts.iter().map(|&s| u64::from(s)).collect::<Vec<_>>(),
-                starts
-            );
-            proptest::prop_assert_eq!(folded.bytes, bytes);
+            let map = fst::Map::new(folded.map.as_slice()).unwrap();
+            proptest::prop_assert_eq!(map.len(), union.len());
+            for (ord, (term, mut want)) in union.into_iter().enumerate() {
+                proptest::prop_assert_eq!(map.get(&term), Some(ord as u64));
+                want.sort_unstable();
+                let span = folded.starts[ord] as usize..folded.starts[ord + 1] as usize;
+                let mut got = Vec::new();
+                each_varint_delta(&folded.bytes[span], usize::MAX, |s| got.push(s)).unwrap();
+                proptest::prop_assert_eq!(got, want);
+            }
         }
     }
 

@@ -2,7 +2,7 @@
 //!
 //! A digest answers "could this session match?" without entry postings:
 //!
-//! - `vocab`: the session's canonical vocabulary as an `fst::Set` of every token
+//! - `vocab`: the session's canonical vocabulary as a front-coded [`TermList`] of every token
 //!   ([`crate::for_each_token`]) of its indexed text under the [`Policy`] (full text, not cut
 //!   at `max_entry_chars`). `max_cold_vocabulary_bytes` bounds the sum of the terms' byte
 //!   lengths: the kept terms are an exact prefix of the sorted vocabulary, and the digest says
@@ -12,9 +12,13 @@
 //!   integer columns are narrow (1, 2 or 4 bytes per element, the least that holds the
 //!   values); a string `<base>/<k>` (a tool call child's entry id and operation address) is
 //!   stored as the id of `<base>` and the number `k`, and rebuilt when the digest is opened.
-//! - `fields`: an FST map from `<field>\0<value>` to an ordinal into `field_starts`, whose
-//!   ranges in `field_postings` list the tuple ordinals having that value, for `ref`,
-//!   `provider`, `action`, `outcome`, `role` and `tool`.
+//! - `fields`: a front-coded [`TermList`] of `<field>\0<value>` keys; a key's position is
+//!   its ordinal into `field_starts`, whose ranges in `field_postings` list the tuple ordinals
+//!   having that value, for `ref`, `provider`, `action`, `outcome`, `role` and `tool`.
+//!
+//! Both lists are read in order only (the catalog's merged maps answer term lookups at query
+//! time; a digest has a few dozen field keys), so they are front-coded rather than FSTs,
+//! which cost far more to build.
 //! - the session summary (first/last timestamp, entry count, files touched, tool histogram,
 //!   error count, coverage, `cache_bytes`, `source_bytes`).
 //!
@@ -33,14 +37,15 @@ use crate::format::{self, Aligned, Col, FileKind, StrTableBuilder};
 use crate::hot::{bool_code, bool_from, outcome_code, outcome_from};
 use crate::policy::Policy;
 use crate::summary::{SessionSummary, SummaryRaw};
+use crate::terms::{TermList, TermListBuilder};
 
 /// The payload schema text, hashed into the header's schema fingerprint.
-pub(crate) const SCHEMA: &str = "cold/3 {summary policy_fingerprint:bytes vocab:fst-set \
-vocab_total:u64 tuples_total:u64 strings:bytes offsets_width:u8 string_offsets:[uW] \
+pub(crate) const SCHEMA: &str = "cold/4 {summary policy_fingerprint:bytes \
+vocab:front-coded vocab_len:u64 vocab_total:u64 tuples_total:u64 strings:bytes offsets_width:u8 string_offsets:[uW] \
 index_width:u8 t_index:[uW] id_width:u8 t_entry_id t_operation_address t_reference t_provider \
 t_action t_role t_tool:[uW] child_width:u8 derived_base:[uW] derived_child:[uW] \
 t_outcome:[u8] t_is_error:[u8] \
-fields:fst-map starts_width:u8 field_starts:[uW] postings_width:u8 field_postings:[uW]}";
+fields:front-coded fields_len:u64 starts_width:u8 field_starts:[uW] postings_width:u8 field_postings:[uW]}";
 
 /// The structural fields with value postings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -83,7 +88,7 @@ impl Field {
         }
     }
 
-    /// The key of `value` in the fields FST: `<field>\0<value>`.
+    /// The key of `value` in the digest's field keys: `<field>\0<value>`.
     #[must_use]
     pub fn key(self, value: &str) -> Vec<u8> {
         let mut k = Vec::with_capacity(self.as_str().len() + 1 + value.len());
@@ -102,6 +107,7 @@ pub(crate) struct ColdPayload {
     summary: SummaryRaw,
     policy_fingerprint: Vec<u8>,
     vocab: Vec<u8>,
+    vocab_len: u64,
     vocab_total: u64,
     tuples_total: u64,
     strings: Vec<u8>,
@@ -127,6 +133,7 @@ pub(crate) struct ColdPayload {
     t_outcome: Vec<u8>,
     t_is_error: Vec<u8>,
     fields: Vec<u8>,
+    fields_len: u64,
     field_starts: Vec<u8>,
     field_postings: Vec<u8>,
 }
@@ -266,12 +273,8 @@ fn sorted_vocabulary(sel: &Selection, policy: &Policy) -> Vec<String> {
     terms
 }
 
-fn fst_set<'a>(terms: impl Iterator<Item = &'a String>) -> Result<Vec<u8>> {
-    let mut b = fst::SetBuilder::memory();
-    for t in terms {
-        b.insert(t)?;
-    }
-    Ok(b.into_inner()?)
+fn term_list(terms: &[String]) -> Result<TermList> {
+    TermList::from_sorted(terms)
 }
 
 struct Parts<'s> {
@@ -281,11 +284,11 @@ struct Parts<'s> {
 }
 
 impl Parts<'_> {
-    /// The payload of a digest with the first `tuples` tuples; `vocab` is the prebuilt FST set.
+    /// The payload of a digest with the first `tuples` tuples and the vocabulary `vocab`.
     fn payload(
         &self,
         summary: &SessionSummary,
-        vocab: &[u8],
+        vocab: &TermList,
         tuples: usize,
     ) -> Result<ColdPayload> {
         let mut st = Interner {
@@ -299,7 +302,8 @@ impl Parts<'_> {
         let mut p = ColdPayload {
             summary: SummaryRaw::from(summary),
             policy_fingerprint: self.policy_fingerprint.clone(),
-            vocab: vocab.to_vec(),
+            vocab: vocab.as_bytes().to_vec(),
+            vocab_len: vocab.len() as u64,
             vocab_total: self.vocab_total,
             tuples_total: self.sel.records.len() as u64,
             ..ColdPayload::default()
@@ -331,15 +335,17 @@ impl Parts<'_> {
                 }
             }
         }
-        let mut fields = fst::MapBuilder::memory();
+        let mut fields = TermListBuilder::new();
         let mut starts = vec![0u32];
         let mut postings = Vec::new();
-        for (ord, (key, list)) in by_value.into_iter().enumerate() {
-            fields.insert(key, ord as u64)?;
+        for (key, list) in by_value {
+            fields.insert(&key)?;
             postings.extend_from_slice(&list);
             starts.push(format::to_u32(postings.len())?);
         }
-        p.fields = fields.into_inner()?;
+        let fields = fields.finish();
+        p.fields_len = fields.len() as u64;
+        p.fields = fields.as_bytes().to_vec();
         (p.starts_width, p.field_starts) = packed(&starts);
         // Tuple ordinals are below the tuple count.
         p.postings_width = width_for(&[format::to_u32(tuples)?]);
@@ -366,7 +372,12 @@ impl Parts<'_> {
 
     /// The digest file with its own size recorded in the summary (a fixed-width field): the
     /// payload is built once and serialized until the size settles (twice).
-    fn sized(&self, summary: &mut SessionSummary, vocab: &[u8], tuples: usize) -> Result<Aligned> {
+    fn sized(
+        &self,
+        summary: &mut SessionSummary,
+        vocab: &TermList,
+        tuples: usize,
+    ) -> Result<Aligned> {
         let mut p = self.payload(summary, vocab, tuples)?;
         let mut size = 0;
         for _ in 0..3 {
@@ -434,14 +445,14 @@ pub fn build(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<Ali
     };
     let cap = policy.max_cold_cache_bytes;
     let n = sel.records.len();
-    let vocab = fst_set(all_terms[..kept_terms].iter())?;
+    let vocab = term_list(&all_terms[..kept_terms])?;
     let file = parts.sized(&mut summary, &vocab, n)?;
     if file.len() as u64 <= cap {
         return Ok(file);
     }
     // Over the cap: the reason (a fixed-width count) is part of what must fit.
     summary.coverage.add("max_cold_cache_bytes", 1);
-    let fits = |s: &mut SessionSummary, v: &[u8], k: usize| -> Result<bool> {
+    let fits = |s: &mut SessionSummary, v: &TermList, k: usize| -> Result<bool> {
         Ok(parts.sized(s, v, k)?.len() as u64 <= cap)
     };
     let mut s = summary.clone();
@@ -449,7 +460,7 @@ pub fn build(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<Ali
         return finish_capped(&parts, summary, &vocab, k, (n - k) as u64);
     }
     // Not even the vocabulary fits: keep a prefix of it and no tuples.
-    let vocab_for = |t: usize| fst_set(all_terms[..t].iter());
+    let vocab_for = |t: usize| term_list(&all_terms[..t]);
     let mut s = summary.clone();
     if let Some(t) = largest_fitting(kept_terms, |t| fits(&mut s, &vocab_for(t)?, 0))? {
         let dropped = (n + kept_terms - t) as u64;
@@ -472,7 +483,7 @@ pub fn build(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<Ali
 fn finish_capped(
     parts: &Parts<'_>,
     mut summary: SessionSummary,
-    vocab: &[u8],
+    vocab: &TermList,
     tuples: usize,
     dropped: u64,
 ) -> Result<Aligned> {
@@ -632,6 +643,7 @@ pub struct ColdDigest<B> {
     derived: Derived,
     vocab_total: u64,
     vocab_len: usize,
+    fields_len: usize,
     tuples_total: u64,
     summary: SessionSummary,
     policy_fingerprint: String,
@@ -642,8 +654,9 @@ fn missing() -> Error {
 }
 
 impl<B: AsRef<[u8]>> ColdDigest<B> {
-    /// Opens a cold digest: header, checksum, rkyv validation, column widths and lengths, FST
-    /// headers, and the derived strings (rebuilt here).
+    /// Opens a cold digest: header, checksum, rkyv validation, column widths and lengths, term
+    /// list counts (each list is checked as it is read), and the derived strings (rebuilt
+    /// here).
     ///
     /// # Errors
     ///
@@ -699,13 +712,20 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
         {
             return Err(Error::corrupt("cold digest columns differ in length"));
         }
-        let vocab = fst::Set::from(format::checked_fst(a.vocab.as_slice())?);
-        let fields = fst::Map::from(format::checked_fst(a.fields.as_slice())?);
-        if cols.field_starts.len() != fields.len() + 1 {
+        // Every term takes at least two bytes (a header and a non-empty suffix); the lists
+        // themselves are checked as they are read.
+        let list_len = |len: &rkyv::Archived<u64>, bytes: &[u8]| -> Result<usize> {
+            usize::try_from(len.to_native())
+                .ok()
+                .filter(|&n| n <= bytes.len() / 2)
+                .ok_or_else(|| Error::corrupt("term list longer than its bytes"))
+        };
+        let vocab_len = list_len(&a.vocab_len, a.vocab.as_slice())?;
+        let fields_len = list_len(&a.fields_len, a.fields.as_slice())?;
+        if cols.field_starts.len() != fields_len + 1 {
             return Err(Error::corrupt("field postings do not match the field map"));
         }
         let derived = derive_strings(base, &cols)?;
-        let vocab_len = vocab.len();
         let summary = a.summary.decode()?;
         let policy_fingerprint = crate::summary::string(&a.policy_fingerprint)?;
         Ok(ColdDigest {
@@ -716,6 +736,7 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
             cols,
             derived,
             vocab_len,
+            fields_len,
             summary,
             policy_fingerprint,
         })
@@ -747,9 +768,9 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
     /// # Errors
     ///
     /// `index_corrupt` on damage.
-    pub fn vocabulary(&self) -> Result<fst::Set<&[u8]>> {
+    pub fn vocabulary(&self) -> Result<TermList<&[u8]>> {
         let b = self.cols.vocab.bytes(self.base()).ok_or_else(missing)?;
-        Ok(fst::Set::new(b)?)
+        Ok(TermList::new(b, self.vocab_len))
     }
 
     /// An owned copy of the vocabulary, for [`crate::catalog::CatalogBuilder`].
@@ -757,18 +778,19 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
     /// # Errors
     ///
     /// `index_corrupt` on damage.
-    pub fn vocabulary_owned(&self) -> Result<fst::Set<Vec<u8>>> {
+    pub fn vocabulary_owned(&self) -> Result<TermList> {
         let b = self.cols.vocab.bytes(self.base()).ok_or_else(missing)?;
-        Ok(fst::Set::new(b.to_vec())?)
+        Ok(TermList::new(b.to_vec(), self.vocab_len))
     }
 
-    /// True when the vocabulary holds `term`.
+    /// True when the vocabulary holds `term` (reads the vocabulary up to where `term`
+    /// would be).
     ///
     /// # Errors
     ///
     /// `index_corrupt` on damage.
     pub fn contains(&self, term: &str) -> Result<bool> {
-        Ok(self.vocabulary()?.contains(term))
+        self.vocabulary()?.contains(term.as_bytes())
     }
 
     /// Terms kept.
@@ -806,15 +828,15 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
         })
     }
 
-    /// The field-value map: keys `<field>\0<value>` (see [`Field::key`]), values ordinals for
-    /// [`ColdDigest::field_postings_at`].
+    /// The field-value keys `<field>\0<value>` (see [`Field::key`]) in byte order; a key's
+    /// position is its ordinal for [`ColdDigest::field_postings_at`].
     ///
     /// # Errors
     ///
     /// `index_corrupt` on damage.
-    pub fn fields(&self) -> Result<fst::Map<&[u8]>> {
+    pub fn fields(&self) -> Result<TermList<&[u8]>> {
         let b = self.cols.fields.bytes(self.base()).ok_or_else(missing)?;
-        Ok(fst::Map::new(b)?)
+        Ok(TermList::new(b, self.fields_len))
     }
 
     /// Tuple ordinals of field-value ordinal `ord`.
@@ -838,10 +860,18 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
     ///
     /// `index_corrupt` on damage.
     pub fn field_postings(&self, field: Field, value: &str) -> Result<Vec<u32>> {
-        match self.fields()?.get(field.key(value)) {
-            Some(ord) => self.field_postings_at(ord),
-            None => Ok(Vec::new()),
+        let key = field.key(value);
+        let fields = self.fields()?;
+        let mut keys = fields.cursor();
+        let mut ord = 0u64;
+        while let Some(k) = keys.next_term()? {
+            match k.cmp(key.as_slice()) {
+                std::cmp::Ordering::Less => ord += 1,
+                std::cmp::Ordering::Equal => return self.field_postings_at(ord),
+                std::cmp::Ordering::Greater => break,
+            }
         }
+        Ok(Vec::new())
     }
 }
 

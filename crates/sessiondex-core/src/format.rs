@@ -54,7 +54,11 @@ use crate::error::{Error, ErrorKind, Result};
 ///
 /// 5: the catalog's id map gains a key for each pair of structural values one record holds
 /// together, so two structural filters find their sessions without reading digests.
-pub const FORMAT_VERSION: u32 = 5;
+///
+/// 6: a cold digest's vocabulary and field keys are front-coded term lists
+/// ([`crate::terms`]) instead of FSTs, which cost more to build than anything else in a
+/// digest and were only ever read in order.
+pub const FORMAT_VERSION: u32 = 6;
 /// Required alignment of the start of a file's bytes in memory.
 pub const ALIGN: usize = 16;
 /// Header length in bytes.

@@ -4,7 +4,8 @@
 //!   vocabularies, so a term found in one is found in the others.
 //! - [`hot::HotShard`]: per-session rkyv archive with bounded entry text, postings and
 //!   structural columns, opened zero-copy from any bytes.
-//! - [`cold::ColdDigest`]: per-session FST vocabulary, structural tuples and metadata.
+//! - [`cold::ColdDigest`]: per-session vocabulary (a front-coded [`terms::TermList`]),
+//!   structural tuples and metadata.
 //! - [`catalog::Catalog`]: every indexed session plus merged term -> sessions and id key ->
 //!   sessions maps.
 //! - [`bundle`]: one file carrying a whole in-memory index (sources, catalogs, shards).
@@ -50,6 +51,7 @@ mod policy;
 #[cfg(feature = "fs")]
 pub mod store;
 mod summary;
+pub mod terms;
 pub mod tokenize;
 
 pub use error::{Error, ErrorKind, Result};

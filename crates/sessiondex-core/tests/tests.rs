@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use proptest::prelude::*;
 use sessiondex_core::catalog::{
-    field_key, id_key, Catalog, CatalogBuilder, CatalogEntry, SessionTerms, SourceIdentity, Tier,
+    field_key, id_key, Catalog, CatalogBuilder, CatalogEntry, SessionTerms, SourceIdentity,
+    TermSet, Tier,
 };
 use sessiondex_core::cold::{self, ColdDigest, Field};
 use sessiondex_core::format::{self, FileKind};
@@ -439,8 +440,7 @@ proptest! {
         let got: BTreeSet<String> = d
             .vocabulary()
             .unwrap()
-            .stream()
-            .into_strs()
+            .to_strings()
             .unwrap()
             .into_iter()
             .collect();
@@ -582,7 +582,7 @@ fn cold_vocabulary_cap_keeps_exact_prefix() {
             ..Policy::default()
         };
         let d = ColdDigest::open(cold::build(&m, &s, &p).unwrap()).unwrap();
-        let got = d.vocabulary().unwrap().stream().into_strs().unwrap();
+        let got = d.vocabulary().unwrap().to_strings().unwrap();
         let mut bytes = 0;
         let want: Vec<String> = all
             .iter()
@@ -638,7 +638,7 @@ fn cold_cache_cap_keeps_exact_prefix() {
             // Tuples then vocabulary are exact prefixes.
             check_tuples(&d, &s.records);
             let all: Vec<String> = cold::vocabulary(&s, &p).into_iter().collect();
-            let got = d.vocabulary().unwrap().stream().into_strs().unwrap();
+            let got = d.vocabulary().unwrap().to_strings().unwrap();
             assert_eq!(got[..], all[..got.len()]);
             if d.tuple_count() > 0 {
                 assert_eq!(got.len(), all.len());
@@ -716,8 +716,9 @@ fn catalog_lists_sessions_and_merges_vocabularies() {
         vocabs.push(
             vocab
                 .as_ref()
-                .map(|v| v.stream().into_strs().unwrap().into_iter().collect()),
+                .map(|v| v.to_strings().unwrap().into_iter().collect()),
         );
+        let vocab = vocab.map(|v| TermSet::checked(v).unwrap());
         assert_eq!(b.add(&e, vocab).unwrap(), i as u32);
         entries.push(e);
     }
@@ -764,7 +765,12 @@ fn catalog_maps_hot_and_cold_terms_ids_and_hot_totals() {
             SessionTerms::of_cold(&ColdDigest::open(cold::build(&m, &s, &p).unwrap()).unwrap())
                 .unwrap()
         };
-        assert!(terms.id_keys.as_ref().unwrap().contains(id_key("a1/0")));
+        assert!(terms
+            .id_keys
+            .as_ref()
+            .unwrap()
+            .contains(id_key("a1/0").as_bytes())
+            .unwrap());
         b.add_with(&catalog_entry(&m, &s, tier, i), terms).unwrap();
     }
     let bytes = b.finish().unwrap();

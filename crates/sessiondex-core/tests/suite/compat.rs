@@ -9,7 +9,8 @@
 //! `v1/` is the version 1 index, kept to prove it is refused. Version 3 (narrow cold digest
 //! columns, derived operation addresses) too; `v2/` is kept for the same reason. Version 4
 //! (hot vocabularies, id keys and hot totals in the catalog) too; `v3/` is kept. Version 5
-//! (structural value and pair keys in the catalog's id map) too; `v4/` is kept.
+//! (structural value and pair keys in the catalog's id map) too; `v4/` is kept. Version 6
+//! (front-coded cold vocabularies and field keys) too; `v5/` is kept.
 
 use std::path::PathBuf;
 

@@ -21,16 +21,18 @@ fn read_hot(bytes: &[u8]) -> Result<(), sessiondex_core::Error> {
 }
 
 fn read_cold(bytes: &[u8]) -> Result<(), sessiondex_core::Error> {
-    use fst::Streamer;
     let d = ColdDigest::open(bytes)?;
     let v = d.vocabulary()?;
-    let mut s = v.stream();
-    while s.next().is_some() {}
+    let mut c = v.cursor();
+    while c.next_term()?.is_some() {}
     let fields = d.fields()?;
-    let mut s = fields.stream();
-    while let Some((_, ord)) = s.next() {
+    let mut keys = fields.cursor();
+    let mut ord = 0;
+    while keys.next_term()?.is_some() {
         let _ = d.field_postings_at(ord);
+        ord += 1;
     }
+    let _ = d.field_postings(sessiondex_core::cold::Field::Tool, "bash");
     Ok(())
 }
 
