@@ -185,12 +185,20 @@ pub fn compare(exe: &Path, opts: &CompareOptions) -> anyhow::Result<Comparison> 
         opts.systems.clone()
     };
     let mut results: BTreeMap<String, SystemResult> = BTreeMap::new();
+    // Every system's work directory is cleared before the first runs and removed after the
+    // last, not between two: ext4 without a journal (this machine's disk) skips inodes freed
+    // in the last minute or more when it creates a file, so a build run right after another
+    // system's thousands of files were deleted spent two thirds of its file creation
+    // scanning past them (docs/performance.md, Ninth run).
     for name in &names {
         let work = opts.work.join(name);
         if work.exists() {
             std::fs::remove_dir_all(&work)
                 .with_context(|| format!("clearing {}", work.display()))?;
         }
+    }
+    for name in &names {
+        let work = opts.work.join(name);
         std::fs::create_dir_all(&work)?;
         eprintln!("compare: running {name} ...");
         let out = Command::new(exe)
@@ -210,8 +218,10 @@ pub fn compare(exe: &Path, opts: &CompareOptions) -> anyhow::Result<Comparison> 
         }
         let r: SystemResult = serde_json::from_slice(&out.stdout)
             .with_context(|| format!("{name}: reading its result"))?;
-        let _ = std::fs::remove_dir_all(&work);
         results.insert(name.clone(), r);
+    }
+    for name in &names {
+        let _ = std::fs::remove_dir_all(opts.work.join(name));
     }
     let bytes = corpus_bytes(&opts.corpus);
     let strip = |r: &SystemResult| {
