@@ -37,7 +37,7 @@ use crate::format::{self, Aligned, Col, FileKind, StrTableBuilder};
 use crate::hot::{bool_code, bool_from, outcome_code, outcome_from};
 use crate::policy::Policy;
 use crate::summary::{SessionSummary, SummaryRaw};
-use crate::terms::{TermList, TermListBuilder};
+use crate::terms::{TermCollector, TermList, TermListBuilder};
 
 /// The payload schema text, hashed into the header's schema fingerprint.
 pub(crate) const SCHEMA: &str = "cold/4 {summary policy_fingerprint:bytes \
@@ -250,30 +250,37 @@ impl Interner {
     }
 }
 
-/// The canonical vocabulary of a selection's indexed text under `policy`, sorted.
+/// The canonical vocabulary of a selection's indexed text under `policy`, sorted (empty past
+/// 4 GiB of distinct terms, where no digest can be built).
 #[must_use]
 pub fn vocabulary(sel: &Selection, policy: &Policy) -> BTreeSet<String> {
-    sorted_vocabulary(sel, policy).into_iter().collect()
+    let Ok(terms) = collect_vocabulary(sel, policy) else {
+        return BTreeSet::new();
+    };
+    terms
+        .sorted()
+        .into_iter()
+        .map(|t| String::from_utf8_lossy(t).into_owned())
+        .collect()
 }
 
-/// [`vocabulary`] as a sorted vector.
-fn sorted_vocabulary(sel: &Selection, policy: &Policy) -> Vec<String> {
-    let mut set: rustc_hash::FxHashSet<Box<str>> = rustc_hash::FxHashSet::default();
+/// The distinct tokens of [`vocabulary`], collected.
+fn collect_vocabulary(sel: &Selection, policy: &Policy) -> Result<TermCollector> {
+    let mut terms = TermCollector::default();
+    let mut failed = None;
     for r in &sel.records {
         for part in [policy.text(r), policy.thinking(r)].into_iter().flatten() {
             crate::for_each_token(part, |t| {
-                if !set.contains(t) {
-                    set.insert(t.into());
+                if let Err(e) = terms.insert(t.as_bytes()) {
+                    failed.get_or_insert(e);
                 }
             });
         }
     }
-    let mut terms: Vec<String> = set.into_iter().map(String::from).collect();
-    terms.sort_unstable();
-    terms
+    failed.map_or(Ok(terms), Err)
 }
 
-fn term_list(terms: &[String]) -> Result<TermList> {
+fn term_list(terms: &[&[u8]]) -> Result<TermList> {
     TermList::from_sorted(terms)
 }
 
@@ -424,7 +431,8 @@ fn largest_fitting(
 /// [`ErrorKind::TooLarge`] when a column exceeds `u32` offsets.
 pub fn build(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<Aligned> {
     let mut summary = SessionSummary::new(meta, sel);
-    let all_terms = sorted_vocabulary(sel, policy);
+    let collected = collect_vocabulary(sel, policy)?;
+    let all_terms = collected.sorted();
     let mut kept_terms = 0usize;
     let mut bytes = 0u64;
     for t in &all_terms {

@@ -229,6 +229,148 @@ impl Cursor<'_> {
     }
 }
 
+/// The distinct terms of a stream of tokens. A term of at most 16 bytes is kept inline in an
+/// open-addressed table (linear probing, at most half full) as its length and two words read
+/// from its ends, so a lookup hashes and compares two words and follows no pointer; its bytes
+/// are appended once to one buffer. Longer terms go to a hash set.
+///
+/// A cold digest's vocabulary is built this way: every token of a session passes through it,
+/// and it was a quarter of a build as a set of boxed strings.
+#[derive(Default)]
+pub(crate) struct TermCollector {
+    slots: Vec<Slot>,
+    used: usize,
+    text: Vec<u8>,
+    long: rustc_hash::FxHashSet<Box<[u8]>>,
+    empty: bool,
+}
+
+/// One table slot; `len` 0 is empty.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    lo: u64,
+    hi: u64,
+    at: u32,
+    len: u8,
+}
+
+/// The longest term kept inline.
+const INLINE: usize = 16;
+
+/// Two words that, with the length, identify a term of 1 to [`INLINE`] bytes: the first and
+/// last 8 bytes (overlapping when shorter than 16), the first and last 4 (shorter than 8), or
+/// the first, middle and last byte (shorter than 4). Each covers every byte of the term.
+fn words(t: &[u8]) -> (u64, u64) {
+    let n = t.len();
+    let w8 = |at: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&t[at..at + 8]);
+        u64::from_le_bytes(b)
+    };
+    let w4 = |at: usize| {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&t[at..at + 4]);
+        u64::from(u32::from_le_bytes(b))
+    };
+    if n >= 8 {
+        (w8(0), w8(n - 8))
+    } else if n >= 4 {
+        (w4(0), w4(n - 4))
+    } else if n > 0 {
+        let b = |i: usize| u64::from(t[i]);
+        (b(0) | b(n / 2) << 8 | b(n - 1) << 16, 0)
+    } else {
+        (0, 0)
+    }
+}
+
+/// A folded multiply of the two words (the length mixed into one).
+fn slot_hash(lo: u64, hi: u64, len: u8) -> u64 {
+    let a = lo ^ 0x243f_6a88_85a3_08d3;
+    let b = hi ^ u64::from(len).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x1319_8a2e_0370_7344;
+    let full = u128::from(a) * u128::from(b);
+    (full as u64) ^ ((full >> 64) as u64)
+}
+
+impl TermCollector {
+    /// Notes `t`.
+    ///
+    /// # Errors
+    ///
+    /// `index_too_large` past 4 GiB of distinct short terms.
+    pub(crate) fn insert(&mut self, t: &[u8]) -> Result<()> {
+        let n = t.len();
+        if n == 0 {
+            self.empty = true;
+            return Ok(());
+        }
+        if n > INLINE {
+            if !self.long.contains(t) {
+                self.long.insert(t.into());
+            }
+            return Ok(());
+        }
+        if (self.used + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let (lo, hi) = words(t);
+        let len = n as u8;
+        let mask = self.slots.len() - 1;
+        let mut i = self.first_slot(slot_hash(lo, hi, len));
+        loop {
+            let s = self.slots[i];
+            if s.len == 0 {
+                let at = crate::format::to_u32(self.text.len())?;
+                self.text.extend_from_slice(t);
+                self.slots[i] = Slot { lo, hi, at, len };
+                self.used += 1;
+                return Ok(());
+            }
+            if s.lo == lo && s.hi == hi && s.len == len {
+                return Ok(());
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The slot a hash starts probing at: its high bits.
+    fn first_slot(&self, h: u64) -> usize {
+        (h >> (64 - self.slots.len().trailing_zeros())) as usize
+    }
+
+    fn grow(&mut self) {
+        let len = (self.slots.len() * 2).max(1024);
+        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); len]);
+        let mask = len - 1;
+        for s in old.into_iter().filter(|s| s.len != 0) {
+            let mut i = self.first_slot(slot_hash(s.lo, s.hi, s.len));
+            while self.slots[i].len != 0 {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = s;
+        }
+    }
+
+    /// Every distinct term, in byte order.
+    pub(crate) fn sorted(&self) -> Vec<&[u8]> {
+        let mut out: Vec<&[u8]> = Vec::with_capacity(self.used + self.long.len() + 1);
+        if self.empty {
+            out.push(&[]);
+        }
+        for s in self.slots.iter().filter(|s| s.len != 0) {
+            let at = s.at as usize;
+            out.push(
+                self.text
+                    .get(at..at + usize::from(s.len))
+                    .unwrap_or_default(),
+            );
+        }
+        out.extend(self.long.iter().map(|t| &t[..]));
+        out.sort_unstable();
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,7 +468,53 @@ mod tests {
         }
     }
 
+    #[test]
+    fn collector_keeps_each_term_once() {
+        let mut c = TermCollector::default();
+        let long = "abcdefghijklmnopq";
+        let terms = [
+            "a",
+            "b",
+            "ab",
+            "ba",
+            "abc",
+            "acc",
+            "abcd",
+            "abce",
+            "abcdefgh",
+            "abcdefgi",
+            "abcdefghijklmnop",
+            "bbcdefghijklmnop",
+            long,
+            "",
+            "日本語",
+        ];
+        for _ in 0..3 {
+            for t in terms {
+                c.insert(t.as_bytes()).unwrap();
+            }
+        }
+        let mut want: Vec<&[u8]> = terms.iter().map(|t| t.as_bytes()).collect();
+        want.sort_unstable();
+        assert_eq!(c.sorted(), want);
+    }
+
     proptest! {
+        /// The collector's terms are the distinct inputs, sorted: short terms that differ in
+        /// one byte anywhere (so every byte must count), long ones, past the table's growth.
+        #[test]
+        fn collector_is_a_sorted_set(
+            terms in prop::collection::vec(prop::collection::vec(prop::sample::select(vec![0u8, b'a', b'b', 0xff]), 0..20), 0..3000),
+        ) {
+            let mut c = TermCollector::default();
+            for t in &terms {
+                c.insert(t).unwrap();
+            }
+            let want: std::collections::BTreeSet<&[u8]> = terms.iter().map(Vec::as_slice).collect();
+            let want: Vec<&[u8]> = want.into_iter().collect();
+            prop_assert_eq!(c.sorted(), want);
+        }
+
         #[test]
         fn round_trip(mut terms in prop::collection::vec(prop::collection::vec(any::<u8>(), 1..40), 0..60)) {
             terms.sort_unstable();
