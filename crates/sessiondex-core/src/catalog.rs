@@ -808,10 +808,10 @@ pub fn id_key(id: &str) -> String {
 
 /// A set of keys in exactly the bytes it needs (fst's in-memory builder starts with a 10 KB
 /// buffer; a sync holds one set per session until the catalog is written).
-fn key_set(keys: std::collections::BTreeSet<String>) -> Result<TermSet> {
+fn key_set<K: AsRef<[u8]>>(sorted: impl IntoIterator<Item = K>) -> Result<TermSet> {
     let mut b = TermListBuilder::new();
-    for k in &keys {
-        b.insert(k.as_bytes())?;
+    for k in sorted {
+        b.insert(k.as_ref())?;
     }
     Ok(TermSet::List(b.finish()))
 }
@@ -847,34 +847,52 @@ pub fn pair_key(field_a: &str, value_a: &str, field_b: &str, value_b: &str) -> S
 /// The structural values of one record, in [`pair_key`]'s field order.
 type Fields<'a> = [(&'static str, Option<&'a str>); 6];
 
-/// Adds a record's field keys to `keys` and its pairs (indices into [`Fields`] and values) to
-/// `pairs`, made keys once per session by [`add_pairs`].
-fn add_fields<'a>(
-    keys: &mut std::collections::BTreeSet<String>,
-    pairs: &mut HashSet<(usize, &'a str, usize, &'a str)>,
-    fields: Fields<'a>,
-) {
-    for (i, (f, v)) in fields.iter().enumerate() {
-        let Some(v) = v else { continue };
-        keys.insert(field_key(f, v));
-        for (j, (_, w)) in fields.iter().enumerate().skip(i + 1) {
-            if let Some(w) = w {
-                pairs.insert((i, v, j, w));
+/// A session's id map keys as its records are read: id keys as they come, each distinct
+/// structural value and each distinct pair of values one record holds together (indices into
+/// [`Fields`] and values), made keys once at the end.
+#[derive(Default)]
+struct IdKeys<'a> {
+    keys: Vec<String>,
+    fields: HashSet<(usize, &'a str)>,
+    pairs: HashSet<(usize, &'a str, usize, &'a str)>,
+}
+
+impl<'a> IdKeys<'a> {
+    /// Notes the [`id_key`] of a session id, entry id or operation address.
+    fn id(&mut self, id: &str) {
+        self.keys.push(id_key(id));
+    }
+
+    /// Notes a record's structural values, alone and in pairs.
+    fn record(&mut self, fields: Fields<'a>) {
+        for (i, (_, v)) in fields.iter().enumerate() {
+            let Some(v) = *v else { continue };
+            self.fields.insert((i, v));
+            for (j, (_, w)) in fields.iter().enumerate().skip(i + 1) {
+                if let Some(w) = *w {
+                    self.pairs.insert((i, v, j, w));
+                }
             }
         }
     }
-}
 
-/// The [`pair_key`]s of `pairs`, added to `keys`.
-fn add_pairs(
-    keys: &mut std::collections::BTreeSet<String>,
-    pairs: HashSet<(usize, &str, usize, &str)>,
-) {
-    const NAMES: [&str; 6] = ["role", "tool", "ref", "provider", "action", "outcome"];
-    for (i, v, j, w) in pairs {
-        if let (Some(a), Some(b)) = (NAMES.get(i), NAMES.get(j)) {
-            keys.insert(pair_key(a, v, b, w));
+    /// Every key, sorted and distinct.
+    fn into_sorted(self) -> Vec<String> {
+        const NAMES: [&str; 6] = ["role", "tool", "ref", "provider", "action", "outcome"];
+        let mut keys = self.keys;
+        for (i, v) in self.fields {
+            if let Some(f) = NAMES.get(i) {
+                keys.push(field_key(f, v));
+            }
         }
+        for (i, v, j, w) in self.pairs {
+            if let (Some(a), Some(b)) = (NAMES.get(i), NAMES.get(j)) {
+                keys.push(pair_key(a, v, b, w));
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        keys
     }
 }
 
@@ -901,31 +919,25 @@ impl SessionTerms {
     ///
     /// `index_corrupt` when the shard is damaged.
     pub fn of_hot<B: AsRef<[u8]>>(shard: &crate::hot::HotShard<B>) -> Result<SessionTerms> {
-        let mut id_keys = std::collections::BTreeSet::new();
-        let mut pairs = HashSet::new();
-        id_keys.insert(id_key(&shard.summary().session_id));
+        let mut id_keys = IdKeys::default();
+        id_keys.id(&shard.summary().session_id);
         for e in shard.entries() {
-            id_keys.insert(id_key(e.entry_id()?));
+            id_keys.id(e.entry_id()?);
             if let Some(a) = e.operation_address()? {
-                id_keys.insert(id_key(a));
+                id_keys.id(a);
             }
-            add_fields(
-                &mut id_keys,
-                &mut pairs,
-                [
-                    ("role", e.role()?),
-                    ("tool", e.tool()?),
-                    ("ref", e.reference()?),
-                    ("provider", e.provider()?),
-                    ("action", e.action()?),
-                    ("outcome", e.outcome()?.map(Outcome::as_str)),
-                ],
-            );
+            id_keys.record([
+                ("role", e.role()?),
+                ("tool", e.tool()?),
+                ("ref", e.reference()?),
+                ("provider", e.provider()?),
+                ("action", e.action()?),
+                ("outcome", e.outcome()?.map(Outcome::as_str)),
+            ]);
         }
-        add_pairs(&mut id_keys, pairs);
         Ok(SessionTerms {
             vocabulary: Some(TermSet::Fst(shard.vocabulary_owned()?)),
-            id_keys: Some(key_set(id_keys)?),
+            id_keys: Some(key_set(id_keys.into_sorted())?),
             hot_entries: shard.entry_count() as u64,
             hot_tokens: shard.total_tokens(),
         })
@@ -937,34 +949,28 @@ impl SessionTerms {
     ///
     /// `index_corrupt` when the digest is damaged.
     pub fn of_cold<B: AsRef<[u8]>>(digest: &crate::cold::ColdDigest<B>) -> Result<SessionTerms> {
-        let mut id_keys = std::collections::BTreeSet::new();
-        let mut pairs = HashSet::new();
-        id_keys.insert(id_key(&digest.summary().session_id));
+        let mut id_keys = IdKeys::default();
+        id_keys.id(&digest.summary().session_id);
         for i in 0..digest.tuple_count() {
             let t = digest
                 .tuple(i)
                 .ok_or_else(|| Error::corrupt("tuple out of range"))?;
-            id_keys.insert(id_key(t.entry_id()?));
+            id_keys.id(t.entry_id()?);
             if let Some(a) = t.operation_address()? {
-                id_keys.insert(id_key(a));
+                id_keys.id(a);
             }
-            add_fields(
-                &mut id_keys,
-                &mut pairs,
-                [
-                    ("role", t.role()?),
-                    ("tool", t.tool()?),
-                    ("ref", t.reference()?),
-                    ("provider", t.provider()?),
-                    ("action", t.action()?),
-                    ("outcome", t.outcome()?.map(Outcome::as_str)),
-                ],
-            );
+            id_keys.record([
+                ("role", t.role()?),
+                ("tool", t.tool()?),
+                ("ref", t.reference()?),
+                ("provider", t.provider()?),
+                ("action", t.action()?),
+                ("outcome", t.outcome()?.map(Outcome::as_str)),
+            ]);
         }
-        add_pairs(&mut id_keys, pairs);
         Ok(SessionTerms {
             vocabulary: Some(TermSet::checked(digest.vocabulary_owned()?)?),
-            id_keys: Some(key_set(id_keys)?),
+            id_keys: Some(key_set(id_keys.into_sorted())?),
             hot_entries: 0,
             hot_tokens: 0,
         })
@@ -1614,8 +1620,7 @@ mod tests {
                 assert!(seen.insert(field_key(f, v)), "{f} {v:?}");
             }
         }
-        let mut keys = std::collections::BTreeSet::new();
-        let mut pairs = HashSet::new();
+        let mut keys = IdKeys::default();
         let record = [
             ("role", Some("tool")),
             ("tool", Some("bash")),
@@ -1624,9 +1629,8 @@ mod tests {
             ("action", None),
             ("outcome", Some("failed")),
         ];
-        add_fields(&mut keys, &mut pairs, record);
-        add_fields(&mut keys, &mut pairs, record);
-        add_pairs(&mut keys, pairs);
+        keys.record(record);
+        keys.record(record);
         let want: std::collections::BTreeSet<String> = [
             field_key("role", "tool"),
             field_key("tool", "bash"),
@@ -1636,7 +1640,7 @@ mod tests {
             pair_key("tool", "bash", "outcome", "failed"),
         ]
         .into();
-        assert_eq!(keys, want);
+        assert_eq!(keys.into_sorted(), want.into_iter().collect::<Vec<_>>());
     }
 
     /// 700 sessions with overlapping vocabularies and id keys (some with neither): folding
@@ -1679,8 +1683,11 @@ mod tests {
                 }
             }),
             id_keys: (i % 13 != 4).then(|| {
-                key_set([id_key(&format!("id{}", i % 50)), field_key("tool", "bash")].into())
-                    .unwrap()
+                key_set(std::collections::BTreeSet::from([
+                    id_key(&format!("id{}", i % 50)),
+                    field_key("tool", "bash"),
+                ]))
+                .unwrap()
             }),
             hot_entries: if i.is_multiple_of(3) { i as u64 } else { 0 },
             hot_tokens: if i.is_multiple_of(3) {
