@@ -1435,6 +1435,26 @@ fn round(score: f32) -> f64 {
     (f64::from(score) * 10_000.0).round() / 10_000.0
 }
 
+/// The length of `v` as compact JSON (0 if it does not serialize), counted as it is written
+/// rather than built as a string.
+fn json_len<T: serde::Serialize + ?Sized>(v: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    match serde_json::to_writer(&mut n, v) {
+        Ok(()) => n.0,
+        Err(_) => 0,
+    }
+}
+
 /// Runs a recall over `index` (opened for the request's branch mode).
 ///
 /// # Errors
@@ -1858,8 +1878,8 @@ pub fn recall(
     let highlight = QueryTerms::from_terms(s.highlight.iter().cloned());
     let branches_arg = (v.branches == Branches::All).then_some(Branches::All);
     let mut hits = Vec::new();
-    let mut used = 600 + serde_json::to_string(&s.coverage).map_or(0, |c| c.len());
-    used += serde_json::to_string(req).map_or(0, |r| r.len());
+    let mut used = 600 + json_len(&s.coverage);
+    used += json_len(req);
     // A page hit whose digest was left for later and is gone.
     let mut digest_missing = false;
     for &(score, slot_k, entry, item) in items.iter().skip(offset).take(v.page_size as usize) {
@@ -1985,7 +2005,7 @@ pub fn recall(
                 }
             }
         };
-        let len = serde_json::to_string(&hit).map_or(0, |h| h.len()) + 1;
+        let len = json_len(&hit) + 1;
         if !hits.is_empty() && used + len > MAX_PAGE_CHARS {
             break;
         }
