@@ -806,8 +806,8 @@ pub fn id_key(id: &str) -> String {
         .collect()
 }
 
-/// A set of keys in exactly the bytes it needs (fst's in-memory builder starts with a 10 KB
-/// buffer; a sync holds one set per session until the catalog is written).
+/// Keys given in ascending order as a front-coded list (a sync holds one per session until
+/// the catalog is written).
 fn key_set<K: AsRef<[u8]>>(sorted: impl IntoIterator<Item = K>) -> Result<TermSet> {
     let mut b = TermListBuilder::new();
     for k in sorted {
@@ -1641,6 +1641,51 @@ mod tests {
         ]
         .into();
         assert_eq!(keys.into_sorted(), want.into_iter().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn an_empty_id_keys_its_session() {
+        // A session whose id is empty has the empty id key, first in its list.
+        let cold = |id: &str| CatalogEntry {
+            summary: SessionSummary {
+                session_id: id.into(),
+                file: format!("/s/{id}.jsonl"),
+                ..SessionSummary::default()
+            },
+            tier: Tier::Cold,
+            identity: SourceIdentity::default(),
+            policy_fingerprint: "p".into(),
+            format_version: 6,
+        };
+        let mut b = CatalogBuilder::new(Branches::Active);
+        for id in ["", "abc"] {
+            let mut keys = IdKeys::default();
+            keys.id(id);
+            keys.record([
+                ("role", Some("user")),
+                ("tool", None),
+                ("ref", None),
+                ("provider", None),
+                ("action", None),
+                ("outcome", None),
+            ]);
+            let terms = SessionTerms {
+                vocabulary: Some(TermSet::List(TermList::from_sorted(["", "w"]).unwrap())),
+                id_keys: Some(key_set(keys.into_sorted()).unwrap()),
+                ..SessionTerms::default()
+            };
+            b.add_with(&cold(id), terms).unwrap();
+        }
+        let bytes = b.finish().unwrap();
+        let cat = Catalog::open(bytes.as_slice()).unwrap();
+        assert_eq!(cat.sessions_with_id_key("").unwrap(), [0]);
+        assert_eq!(cat.sessions_with_id_key("abc").unwrap(), [1]);
+        assert_eq!(
+            cat.sessions_with_id_key(&field_key("role", "user"))
+                .unwrap(),
+            [0, 1]
+        );
+        assert_eq!(cat.sessions_with("w").unwrap(), [0, 1]);
     }
 
     /// 700 sessions with overlapping vocabularies and id keys (some with neither): folding

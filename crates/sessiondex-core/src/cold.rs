@@ -15,16 +15,16 @@
 //! - `fields`: a front-coded [`TermList`] of `<field>\0<value>` keys; a key's position is
 //!   its ordinal into `field_starts`, whose ranges in `field_postings` list the tuple ordinals
 //!   having that value, for `ref`, `provider`, `action`, `outcome`, `role` and `tool`.
-//!
-//! Both lists are read in order only (the catalog's merged maps answer term lookups at query
-//! time; a digest has a few dozen field keys), so they are front-coded rather than FSTs,
-//! which cost far more to build.
 //! - the session summary (first/last timestamp, entry count, files touched, tool histogram,
 //!   error count, coverage, `cache_bytes`, `source_bytes`).
 //!
 //! `max_cold_cache_bytes` bounds the whole file. Over it, the digest keeps the longest prefix
 //! of tuples that fits, then (when no tuple fits) the longest prefix of the vocabulary, then of
 //! files touched, and says `max_cold_cache_bytes` with the number of items dropped.
+//!
+//! The vocabulary and the field keys are read in order only (the catalog's merged maps answer
+//! term lookups at query time; a digest has a few dozen field keys), so they are front-coded
+//! rather than FSTs, which cost far more to build.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -40,12 +40,12 @@ use crate::summary::{SessionSummary, SummaryRaw};
 use crate::terms::{TermCollector, TermList, TermListBuilder};
 
 /// The payload schema text, hashed into the header's schema fingerprint.
-pub(crate) const SCHEMA: &str = "cold/4 {summary policy_fingerprint:bytes \
-vocab:front-coded vocab_len:u64 vocab_total:u64 tuples_total:u64 strings:bytes offsets_width:u8 string_offsets:[uW] \
-index_width:u8 t_index:[uW] id_width:u8 t_entry_id t_operation_address t_reference t_provider \
-t_action t_role t_tool:[uW] child_width:u8 derived_base:[uW] derived_child:[uW] \
-t_outcome:[u8] t_is_error:[u8] \
-fields:front-coded fields_len:u64 starts_width:u8 field_starts:[uW] postings_width:u8 field_postings:[uW]}";
+pub(crate) const SCHEMA: &str = "cold/4 {summary policy_fingerprint:bytes vocab:front-coded \
+vocab_len:u64 vocab_total:u64 tuples_total:u64 strings:bytes offsets_width:u8 \
+string_offsets:[uW] index_width:u8 t_index:[uW] id_width:u8 t_entry_id t_operation_address \
+t_reference t_provider t_action t_role t_tool:[uW] child_width:u8 derived_base:[uW] \
+derived_child:[uW] t_outcome:[u8] t_is_error:[u8] fields:front-coded fields_len:u64 \
+starts_width:u8 field_starts:[uW] postings_width:u8 field_postings:[uW]}";
 
 /// The structural fields with value postings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
