@@ -720,12 +720,12 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
         {
             return Err(Error::corrupt("cold digest columns differ in length"));
         }
-        // Every term takes at least two bytes (a header and a non-empty suffix); the lists
-        // themselves are checked as they are read.
+        // Every term takes at least two bytes (a header and a non-empty suffix) but an empty
+        // first one (a header); the lists themselves are checked as they are read.
         let list_len = |len: &rkyv::Archived<u64>, bytes: &[u8]| -> Result<usize> {
             usize::try_from(len.to_native())
                 .ok()
-                .filter(|&n| n <= bytes.len() / 2)
+                .filter(|&n| n <= bytes.len().div_ceil(2))
                 .ok_or_else(|| Error::corrupt("term list longer than its bytes"))
         };
         let vocab_len = list_len(&a.vocab_len, a.vocab.as_slice())?;

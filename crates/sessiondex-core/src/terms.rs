@@ -13,10 +13,11 @@
 //!   header 0xFF       shared, suffix length: LEB128 u32 each
 //! ```
 //!
-//! The encoding is canonical: the shared length is the whole common prefix, so a suffix is
-//! never empty and its first byte is above the previous term's byte at that place. A reader
-//! checks this as it goes and gives `index_corrupt` for a list that breaks it (terms out of
-//! order, repeated, or bytes that end early or run on), never a panic.
+//! The encoding is canonical: the shared length is the whole common prefix, so a suffix
+//! (but the first term's, which may be empty) is never empty and its first byte is above the
+//! previous term's byte at that place. A reader checks this as it goes and gives
+//! `index_corrupt` for a list that breaks it (terms out of order, repeated, or bytes that end
+//! early or run on), never a panic.
 
 use crate::catalog::{read_varint, write_varint};
 use crate::error::{Error, Result};
