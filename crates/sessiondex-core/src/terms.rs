@@ -357,23 +357,31 @@ impl TermCollector {
         }
     }
 
-    /// Every distinct term, in byte order.
+    /// Every distinct term, in byte order. Each is sorted with its first 8 bytes as a
+    /// big-endian number (zero-padded), so most comparisons are one of two words; equal
+    /// numbers compare the bytes.
     pub(crate) fn sorted(&self) -> Vec<&[u8]> {
-        let mut out: Vec<&[u8]> = Vec::with_capacity(self.used + self.long.len() + 1);
+        fn key(t: &[u8]) -> u64 {
+            let mut b = [0u8; 8];
+            let n = t.len().min(8);
+            b[..n].copy_from_slice(&t[..n]);
+            u64::from_be_bytes(b)
+        }
+        let mut keyed: Vec<(u64, &[u8])> = Vec::with_capacity(self.used + self.long.len() + 1);
         if self.empty {
-            out.push(&[]);
+            keyed.push((0, &[]));
         }
         for s in self.slots.iter().filter(|s| s.len != 0) {
             let at = s.at as usize;
-            out.push(
-                self.text
-                    .get(at..at + usize::from(s.len))
-                    .unwrap_or_default(),
-            );
+            let t = self
+                .text
+                .get(at..at + usize::from(s.len))
+                .unwrap_or_default();
+            keyed.push((key(t), t));
         }
-        out.extend(self.long.iter().map(|t| &t[..]));
-        out.sort_unstable();
-        out
+        keyed.extend(self.long.iter().map(|t| (key(t), &t[..])));
+        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+        keyed.into_iter().map(|(_, t)| t).collect()
     }
 }
 
