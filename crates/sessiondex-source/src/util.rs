@@ -101,15 +101,20 @@ pub fn parse_rfc3339_ms(s: &str) -> Option<i64> {
     Some(((days * 24 + h) * 60 + mi) * 60_000 + sec * 1000 + ms - offset_min * 60_000)
 }
 
-/// Formats Unix milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-#[must_use]
-pub fn format_ms(ms: i64) -> String {
+/// Unix milliseconds as year, month, day, hour, minute, second and millisecond (UTC).
+fn ms_fields(ms: i64) -> [i64; 7] {
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
     let (y, m, d) = civil_from_days(days);
     let (h, rem) = (rem / 3_600_000, rem % 3_600_000);
     let (mi, rem) = (rem / 60_000, rem % 60_000);
-    let (s, milli) = (rem / 1000, rem % 1000);
+    [y, m, d, h, mi, rem / 1000, rem % 1000]
+}
+
+/// Formats Unix milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+#[must_use]
+pub fn format_ms(ms: i64) -> String {
+    let [y, m, d, h, mi, s, milli] = ms_fields(ms);
     if !(0..=9999).contains(&y) {
         return format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z");
     }
@@ -287,15 +292,10 @@ mod tests {
 
     proptest::proptest! {
         /// The digits written in place equal the formatting machinery's, in and past the
-        /// four-digit years, and parse back.
+        /// four-digit years, and parse back (which checks the fields themselves).
         #[test]
         fn formatted_timestamps_equal_format(ms in -400_000_000_000_000i64..400_000_000_000_000) {
-            let days = ms.div_euclid(86_400_000);
-            let rem = ms.rem_euclid(86_400_000);
-            let (y, m, d) = civil_from_days(days);
-            let (h, rem) = (rem / 3_600_000, rem % 3_600_000);
-            let (mi, rem) = (rem / 60_000, rem % 60_000);
-            let (s, milli) = (rem / 1000, rem % 1000);
+            let [y, m, d, h, mi, s, milli] = ms_fields(ms);
             let want = format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z");
             proptest::prop_assert_eq!(format_ms(ms), want.clone());
             if (0..=9999).contains(&y) {
