@@ -1139,8 +1139,9 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
 /// The notes of a phrase: per session, for each token the first term (in term order) of its
 /// vocabulary that can carry it, when every token has one. The first token may end a longer
 /// term and the last may start one (phrases match substrings); a one-token phrase may lie
-/// anywhere in a term. Only the first token (or the only one) needs a pass over the merged
-/// vocabulary; inner tokens are looked up and the last one's terms are a range of the map.
+/// anywhere in a term. Only the first token (or the only one) needs a search of the merged
+/// vocabulary (one substring search over all its bytes); inner tokens are looked up and the
+/// last one's terms are a range of the map.
 ///
 /// Returns, per catalog session, whether it was noted, and the terms of each hot session that
 /// carry the first token. For an ASCII phrase of two or more
@@ -1181,17 +1182,15 @@ fn phrase_cold_terms(
     };
     let mut first_terms = Vec::new();
     let mut pairs: Vec<(u32, u32)> = Vec::new();
-    let first = tokens[0].as_bytes();
-    for (term, ord) in index.term_list()?.iter() {
-        let ok = if k == 1 {
-            memchr::memmem::find(term, first).is_some()
-        } else {
-            // The last byte first: most terms differ there, and it saves a call.
-            term.last() == first.last() && term.ends_with(first)
-        };
-        if !ok {
-            continue;
-        }
+    let list = index.term_list()?;
+    // One search of all terms' bytes for the first token, not a look at each term.
+    let first = memchr::memmem::Finder::new(tokens[0].as_bytes());
+    let picks = if k == 1 {
+        list.holding(&[first])
+    } else {
+        list.ending_with(&first)
+    };
+    for (term, ord, _) in picks.into_iter().filter_map(|p| list.get(p)) {
         let Ok(term) = std::str::from_utf8(term) else {
             continue;
         };

@@ -211,6 +211,28 @@ impl TermList {
         out
     }
 
+    /// Positions (ascending) of the terms that end with `needle`: one search over all terms'
+    /// bytes, as [`TermList::holding`], keeping the matches that end where their term ends.
+    /// Every term ends with the empty needle.
+    #[must_use]
+    pub fn ending_with(&self, needle: &memchr::memmem::Finder<'_>) -> Vec<usize> {
+        let n = needle.needle().len();
+        if n == 0 {
+            return (0..self.len()).collect();
+        }
+        let mut out = Vec::new();
+        let mut pos = 0;
+        while let Some(i) = self.bytes.get(pos..).and_then(|b| needle.find(b)) {
+            let at = pos + i;
+            let k = self.ends.partition_point(|&e| e as usize <= at);
+            if self.ends.get(k).is_some_and(|&end| at + n == end as usize) {
+                out.push(k);
+            }
+            pos = at + 1;
+        }
+        out
+    }
+
     /// The number of terms.
     #[must_use]
     pub fn len(&self) -> usize {
@@ -1010,7 +1032,8 @@ mod tests {
     use super::TermList;
 
     /// `holding` finds exactly the terms that hold a needle, the same as a search of each
-    /// term: needles straddling two terms are not counted, overlapping ones are all found.
+    /// term: needles straddling two terms are not counted, overlapping ones are all found;
+    /// `ending_with` exactly the terms that end with one.
     #[test]
     fn holding_is_a_search_of_each_term() {
         let terms = [
@@ -1049,6 +1072,17 @@ mod tests {
                     .collect();
                 assert_eq!(list.holding(&finders), want, "{a:?} {b:?}");
             }
+            let ending: Vec<usize> = terms
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.ends_with(a))
+                .map(|(k, _)| k)
+                .collect();
+            assert_eq!(
+                list.ending_with(&memchr::memmem::Finder::new(a)),
+                ending,
+                "{a:?}"
+            );
         }
         assert_eq!(list.get(2), Some((&b"abab"[..], 2, 9)));
         assert_eq!(list.get(terms.len()), None);
