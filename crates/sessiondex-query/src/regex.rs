@@ -1,10 +1,13 @@
 //! Bounded regular expressions over entry text and term vocabularies.
 //!
-//! A pattern compiles to a pair of regex-automata 0.4 dense DFAs (forward for matching,
-//! reverse for match starts), under limits on pattern bytes, NFA size, DFA size and
-//! determinization memory. A DFA never backtracks: matching is one table lookup per byte,
-//! so no pattern can run for long, and a pattern whose automaton would be too large is
-//! refused while it is being built (the determinizer stops at the limit), not after.
+//! A pattern compiles to a regex-automata 0.4 dense DFA for matching, under limits on pattern
+//! bytes, NFA size, DFA size and determinization memory. A DFA never backtracks: matching is
+//! one table lookup per byte, so no pattern can run for long, and a pattern whose automaton
+//! would be too large is refused while it is being built (the determinizer stops at the
+//! limit), not after. Where a match starts (for highlighting a page's hits) is found by a
+//! reverse lazy DFA, built on the first [`CompiledRegex::find_spans`] with a cache of at most
+//! the DFA limit: most calls never ask, and determinizing a second dense DFA up front cost
+//! about as much as the first.
 //!
 //! # Semantics
 //!
@@ -40,12 +43,15 @@
 
 use std::ops::Range;
 
-use regex_automata::dfa::{dense, regex::Regex, Automaton, StartKind};
+use std::sync::OnceLock;
+
+use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::hybrid;
 use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_automata::util::iter::Searcher;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::{start, syntax};
-use regex_automata::{Anchored, Input, MatchKind};
+use regex_automata::{Anchored, Input, Match, MatchKind};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use regex_syntax::hir::{Capture, Class, Hir, HirKind, Look, Repetition};
 use serde_json::json;
@@ -132,12 +138,18 @@ impl HaystackBudget {
     }
 }
 
-/// A pattern compiled to bounded forward and reverse DFAs.
+/// A pattern compiled to a bounded forward DFA (and, on first need, a reverse lazy DFA).
 #[derive(Debug, Clone)]
 pub struct CompiledRegex {
     pattern: String,
-    regex: Regex,
+    fwd: dense::DFA<Vec<u32>>,
     start: StateID,
+    /// The pattern, for the reverse automaton.
+    hir: Hir,
+    limits: RegexLimits,
+    /// The reverse lazy DFA that finds where a match starts; `None` when it cannot be built
+    /// under the limits (matches are then not highlighted).
+    rev: OnceLock<Option<hybrid::dfa::DFA>>,
     fst_prefix: bool,
     spans_tokens: bool,
     /// Literals one of which every match in a term holds (empty: no such set is known).
@@ -204,37 +216,22 @@ impl CompiledRegex {
             .shrink(false);
         let dcfg = dense::Config::new()
             .match_kind(MatchKind::LeftmostFirst)
-            .start_kind(StartKind::Both)
+            .start_kind(StartKind::Unanchored)
             .minimize(false)
             .dfa_size_limit(Some(limits.max_dfa_bytes))
             .determinize_size_limit(Some(limits.max_determinize_bytes));
 
         let fwd_nfa = thompson::Compiler::new()
-            .configure(tcfg.clone())
+            .configure(tcfg)
             .build_from_hir(&hir)
             .map_err(nfa_err)?;
         let fwd = dense::Builder::new()
-            .configure(dcfg.clone())
+            .configure(dcfg)
             .build_from_nfa(&fwd_nfa)
             .map_err(dfa_err)?;
         drop(fwd_nfa);
-        let rev_nfa = thompson::Compiler::new()
-            .configure(tcfg.reverse(true).shrink(true))
-            .build_from_hir(&hir)
-            .map_err(nfa_err)?;
-        let rev = dense::Builder::new()
-            .configure(
-                dcfg.prefilter(None)
-                    .specialize_start_states(false)
-                    .start_kind(StartKind::Anchored)
-                    .match_kind(MatchKind::All),
-            )
-            .build_from_nfa(&rev_nfa)
-            .map_err(dfa_err)?;
-        let regex = regex_automata::dfa::regex::Builder::new().build_from_dfas(fwd, rev);
 
-        let start = regex
-            .forward()
+        let start = fwd
             .start_state(&start::Config::new().anchored(Anchored::No))
             .map_err(|e| Error::new(ErrorCode::InvalidRegex, format!("unsupported regex: {e}")))?;
 
@@ -246,9 +243,42 @@ impl CompiledRegex {
                 .into_iter()
                 .map(|l| memchr::memmem::Finder::new(&l).into_owned())
                 .collect(),
-            regex,
+            fwd,
             start,
+            hir,
+            limits: *limits,
+            rev: OnceLock::new(),
         })
+    }
+
+    /// The reverse lazy DFA of the pattern (anchored at a match's end, every match kind, as
+    /// regex-automata's own regexes pair it with a forward one), under the NFA limit and a
+    /// cache of at most the DFA limit.
+    fn reverse(&self) -> Option<&hybrid::dfa::DFA> {
+        self.rev
+            .get_or_init(|| {
+                let nfa = thompson::Compiler::new()
+                    .configure(
+                        thompson::Config::new()
+                            .nfa_size_limit(Some(self.limits.max_nfa_bytes))
+                            .which_captures(WhichCaptures::None)
+                            .reverse(true)
+                            .shrink(true),
+                    )
+                    .build_from_hir(&self.hir)
+                    .ok()?;
+                hybrid::dfa::Builder::new()
+                    .configure(
+                        hybrid::dfa::Config::new()
+                            .match_kind(MatchKind::All)
+                            .prefilter(None)
+                            .specialize_start_states(false)
+                            .cache_capacity(self.limits.max_dfa_bytes),
+                    )
+                    .build_from_nfa(nfa)
+                    .ok()
+            })
+            .as_ref()
     }
 
     /// Literals one of which every match in a vocabulary term holds, when such a set is
@@ -264,10 +294,16 @@ impl CompiledRegex {
         &self.pattern
     }
 
-    /// Heap bytes of both DFAs.
+    /// Heap bytes of the forward DFA and, once built, the reverse lazy DFA (without the
+    /// cache of a search, which [`CompiledRegex::find_spans`] drops when it returns).
     #[must_use]
     pub fn memory_usage(&self) -> usize {
-        self.regex.forward().memory_usage() + self.regex.reverse().memory_usage()
+        self.fwd.memory_usage()
+            + self
+                .rev
+                .get()
+                .and_then(Option::as_ref)
+                .map_or(0, hybrid::dfa::DFA::memory_usage)
     }
 
     /// Whether the pattern matches anywhere in `text`: one pass, one lookup per byte,
@@ -294,7 +330,7 @@ impl CompiledRegex {
     }
 
     fn run(&self, hay: &[u8]) -> bool {
-        let dfa = self.regex.forward();
+        let dfa = &self.fwd;
         let mut s = self.start;
         for &b in hay {
             s = dfa.next_state(s, b);
@@ -311,15 +347,36 @@ impl CompiledRegex {
     }
 
     /// Byte ranges of successive leftmost-first, non-overlapping matches in `text`, at most
-    /// `max`; for highlighting. Empty matches are skipped (they highlight nothing).
+    /// `max`; for highlighting. Empty matches are skipped (they highlight nothing). Each match
+    /// is found as regex-automata's DFA regexes find it: its end by a forward search, its
+    /// start by an anchored reverse search from that end.
     #[must_use]
     pub fn find_spans(&self, text: &str, max: usize) -> Vec<Range<usize>> {
         let mut out = Vec::new();
         if max == 0 {
             return out;
         }
-        let it =
-            Searcher::new(Input::new(text)).into_matches_iter(|input| self.regex.try_search(input));
+        let Some(rev) = self.reverse() else {
+            return out;
+        };
+        let mut cache = rev.create_cache();
+        let it = Searcher::new(Input::new(text)).into_matches_iter(|input| {
+            let Some(end) = self.fwd.try_search_fwd(input)? else {
+                return Ok(None);
+            };
+            if input.start() == end.offset() || self.fwd.is_always_start_anchored() {
+                // An empty match at the search start, or one that can only start there.
+                return Ok(Some(Match::new(end.pattern(), input.start()..end.offset())));
+            }
+            let back = input
+                .clone()
+                .span(input.start()..end.offset())
+                .anchored(Anchored::Yes)
+                .earliest(false);
+            Ok(rev
+                .try_search_rev(&mut cache, &back)?
+                .map(|start| Match::new(end.pattern(), start.offset()..end.offset())))
+        });
         for m in it {
             let Ok(m) = m else { break };
             if m.is_empty() {
@@ -353,7 +410,7 @@ impl CompiledRegex {
     #[must_use]
     pub fn term_automaton(&self) -> TermAutomaton<'_> {
         TermAutomaton {
-            dfa: self.regex.forward(),
+            dfa: &self.fwd,
             start: self.start,
         }
     }
@@ -766,6 +823,52 @@ mod tests {
         let t = "caféé!";
         for s in r.find_spans(t, 10) {
             assert!(t.is_char_boundary(s.start) && t.is_char_boundary(s.end));
+        }
+    }
+
+    /// The spans of the forward DFA and the reverse lazy DFA are those of regex-automata's
+    /// own dense DFA regex (both directions determinized up front) over the same pattern.
+    #[test]
+    fn find_spans_are_those_of_a_dense_regex() {
+        let patterns = [
+            "fo+|bar",
+            "a|ab",
+            "(?:ab|a)(?:c|bcd)",
+            "[a-z]+zqsfx",
+            "zqpfx[a-z]+",
+            "é+",
+            "k+",
+            "x*",
+            "(?m)^ab$",
+            "^ab",
+            "ab$",
+            r"\d+\.\d*",
+            "a.*b",
+        ];
+        let texts = [
+            "xx FOO bar fooo",
+            "abab ab abcd abbcd",
+            "wxzqsfx zqpfxab ZQPFXé yzqsfxzqsfx",
+            "ééé É café",
+            "KELVIN \u{212A} kk",
+            "ab\nab\nxab",
+            "1.5 22. 3",
+            "aXb aab ba",
+        ];
+        for p in patterns {
+            let dense = regex_automata::dfa::regex::Regex::builder()
+                .syntax(syntax::Config::new().case_insensitive(true))
+                .build(p)
+                .unwrap();
+            let r = re(p);
+            for t in texts {
+                let want: Vec<Range<usize>> = dense
+                    .find_iter(t)
+                    .map(|m| m.range())
+                    .filter(|m| !m.is_empty())
+                    .collect();
+                assert_eq!(r.find_spans(t, 100), want, "{p:?} in {t:?}");
+            }
         }
     }
 
