@@ -204,8 +204,16 @@ struct Search<'a> {
     structural_proven: Vec<bool>,
 }
 
-fn eq(want: Option<&String>, got: Option<&str>) -> bool {
-    want.is_none_or(|w| got == Some(w.as_str()))
+/// Whether a column's value is the filter's; the column is read only when the filter is set
+/// (a filtered walk reads one or two of an entry's columns, not all five).
+fn eq<'e>(
+    want: Option<&String>,
+    got: impl FnOnce() -> sessiondex_core::Result<Option<&'e str>>,
+) -> Result<bool, Error> {
+    match want {
+        None => Ok(true),
+        Some(w) => Ok(got().map_err(ce)? == Some(w.as_str())),
+    }
 }
 
 fn corrupt() -> Error {
@@ -663,11 +671,11 @@ impl Search<'_> {
             Some(o) => e.outcome().map_err(ce)? == Some(o),
         };
         let ok = outcome_ok
-            && eq(r.role.as_ref(), e.role().map_err(ce)?)
-            && eq(r.tool.as_ref(), e.tool().map_err(ce)?)
-            && eq(r.reference.as_ref(), e.reference().map_err(ce)?)
-            && eq(r.provider.as_ref(), e.provider().map_err(ce)?)
-            && eq(r.action.as_ref(), e.action().map_err(ce)?);
+            && eq(r.role.as_ref(), || e.role())?
+            && eq(r.tool.as_ref(), || e.tool())?
+            && eq(r.reference.as_ref(), || e.reference())?
+            && eq(r.provider.as_ref(), || e.provider())?
+            && eq(r.action.as_ref(), || e.action())?;
         if !ok {
             return Ok(false);
         }
