@@ -827,8 +827,9 @@ impl Built {
         branches: Branches,
         key: &str,
     ) -> Result<(CatalogEntry, Vocab), Error> {
+        // Made durable with every other session file of the sync before the catalog.
         store
-            .write(branches, self.kind, key, &self.file)
+            .write_pending(branches, self.kind, key, &self.file)
             .map_err(|e| core_error(&e))?;
         Ok((self.entry, self.vocab))
     }
@@ -1058,6 +1059,8 @@ fn write_catalog(
         Err(_) if old.is_some() => catalog_bytes(store, branches, None, candidates, entries)?,
         Err(e) => return Err(e),
     };
+    // The session files this sync wrote, durable before the catalog that refers to them.
+    store.commit(branches).map_err(|e| core_error(&e))?;
     store
         .write(branches, FileKind::Catalog, "", &bytes)
         .map_err(|e| core_error(&e))?;

@@ -44,6 +44,37 @@ fn atomic_write_leaves_no_temp_and_replaces() {
     assert!(!store.remove(Branches::Active, FileKind::Hot, &key).unwrap());
 }
 
+/// A pending write replaces the file as a write does (atomically, private, no temp left);
+/// the commit flushes it, and fails with `index_io` when the directory is gone.
+#[test]
+fn pending_writes_replace_and_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::open(tmp.path().join("idx")).unwrap();
+    let key = Store::key(Path::new("/s/a.jsonl"));
+    let b = Branches::Active;
+    store.write(b, FileKind::Cold, &key, b"first").unwrap();
+    let path = store
+        .write_pending(b, FileKind::Cold, &key, b"second")
+        .unwrap();
+    assert_eq!(path, store.path(b, FileKind::Cold, &key));
+    assert_eq!(names(&store.dir(b)), [format!("{key}.cold")]);
+    assert_eq!(store.read(&path).unwrap().unwrap().as_slice(), b"second");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    store.commit(b).unwrap();
+    assert_eq!(store.read(&path).unwrap().unwrap().as_slice(), b"second");
+    std::fs::remove_dir_all(store.dir(Branches::All)).unwrap();
+    if cfg!(target_os = "linux") {
+        assert_eq!(store.commit(Branches::All).unwrap_err().code(), "index_io");
+    } else {
+        store.commit(Branches::All).unwrap();
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn permissions_are_private() {
