@@ -329,25 +329,17 @@ impl Store {
         Ok(path)
     }
 
-    /// [`Store::write`], leaving the file to be made durable by [`Store::commit`]: on Linux
-    /// neither the file nor its directory is fsynced now; elsewhere this is [`Store::write`].
-    /// Readers see the old file or the new one either way (the rename is atomic); only a
-    /// power loss before the commit can lose it, and until the catalog written after the
-    /// commit nothing refers to it.
+    /// [`Store::write_atomic`], leaving the file to be made durable by [`Store::commit`]: on
+    /// Linux neither the file nor its directory is fsynced now; elsewhere this is
+    /// [`Store::write_atomic`]. Readers see the old file or the new one either way (the rename
+    /// is atomic); only a power loss before the commit can lose it, and until the catalog
+    /// written after the commit nothing refers to it.
     ///
     /// # Errors
     ///
-    /// `index_io`.
-    pub fn write_pending(
-        &self,
-        branches: Branches,
-        kind: FileKind,
-        key: &str,
-        bytes: &[u8],
-    ) -> Result<PathBuf> {
-        let path = self.path(branches, kind, key);
-        self.write_file(&path, bytes, false)?;
-        Ok(path)
+    /// `index_io`; the temp file is removed on failure.
+    pub fn write_pending(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        self.write_file(path, bytes, false)
     }
 
     /// Makes every file written by [`Store::write_pending`] durable, with their directory

@@ -829,7 +829,7 @@ impl Built {
     ) -> Result<(CatalogEntry, Vocab), Error> {
         // Made durable with every other session file of the sync before the catalog.
         store
-            .write_pending(branches, self.kind, key, &self.file)
+            .write_pending(&store.path(branches, self.kind, key), &self.file)
             .map_err(|e| core_error(&e))?;
         Ok((self.entry, self.vocab))
     }

@@ -53,10 +53,8 @@ fn pending_writes_replace_and_commit() {
     let key = Store::key(Path::new("/s/a.jsonl"));
     let b = Branches::Active;
     store.write(b, FileKind::Cold, &key, b"first").unwrap();
-    let path = store
-        .write_pending(b, FileKind::Cold, &key, b"second")
-        .unwrap();
-    assert_eq!(path, store.path(b, FileKind::Cold, &key));
+    let path = store.path(b, FileKind::Cold, &key);
+    store.write_pending(&path, b"second").unwrap();
     assert_eq!(names(&store.dir(b)), [format!("{key}.cold")]);
     assert_eq!(store.read(&path).unwrap().unwrap().as_slice(), b"second");
     #[cfg(unix)]
