@@ -1380,7 +1380,8 @@ fn structural_entries(d: &ColdDigest<Bytes>, ords: &[u32]) -> Vec<StructuralEntr
 }
 
 enum Target {
-    Many(Vec<usize>),
+    /// These sessions (catalog positions), or every session (`None`: no list to build).
+    Many(Option<Vec<usize>>),
     One(String, Option<usize>),
 }
 
@@ -1402,7 +1403,7 @@ fn in_dir(cwd: Option<&str>, dir: &str) -> bool {
 fn target(index: &Index, ctx: &QueryContext, v: &ValidRecall) -> Result<Target, Error> {
     let cwd = v.request.cwd.as_deref().or(ctx.cwd.as_deref());
     match &v.scope {
-        Scope::Global => Ok(Target::Many((0..index.entries().len()).collect())),
+        Scope::Global => Ok(Target::Many(None)),
         Scope::Project => {
             let Some(cwd) = cwd else {
                 return Err(Error::new(
@@ -1411,7 +1412,7 @@ fn target(index: &Index, ctx: &QueryContext, v: &ValidRecall) -> Result<Target, 
                 )
                 .with_details(json!({"field": "scope"})));
             };
-            Ok(Target::Many(
+            Ok(Target::Many(Some(
                 index
                     .entries()
                     .iter()
@@ -1419,7 +1420,7 @@ fn target(index: &Index, ctx: &QueryContext, v: &ValidRecall) -> Result<Target, 
                     .filter(|(_, e)| in_dir(e.summary.cwd.as_deref(), cwd))
                     .map(|(i, _)| i)
                     .collect(),
-            ))
+            )))
         }
         Scope::Session => {
             if let Some(cur) = &ctx.session {
@@ -1603,12 +1604,13 @@ pub fn recall(
             });
             true
         }
-        Target::Many(list) => {
+        Target::Many(chosen) => {
             let entries = index.entries();
             // Newest first (paths are unique, so the order is total).
             let order = index.newest_first();
-            let every = list.len() == entries.len();
-            s.coverage.eligible_sessions = list.len() as u64;
+            let eligible = chosen.as_ref().map_or(entries.len(), Vec::len);
+            let every = eligible == entries.len();
+            s.coverage.eligible_sessions = eligible as u64;
             let cands = candidate_sessions(&mut s, index)?;
             // Over every session with candidates, and no session past the digest budget: only
             // the candidates are visited, the others are counted from the index's totals
@@ -1625,7 +1627,7 @@ pub fn recall(
                 order.iter().map(|&i| i as usize).collect()
             } else {
                 let mut member = vec![false; entries.len()];
-                for &i in &list {
+                for &i in chosen.iter().flatten() {
                     if let Some(m) = member.get_mut(i) {
                         *m = true;
                     }
