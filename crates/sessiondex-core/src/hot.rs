@@ -610,6 +610,15 @@ impl<B: AsRef<[u8]>> HotShard<B> {
         (0..self.cols.n).filter_map(|i| self.entry(i))
     }
 
+    /// The string of id `id` of the shard's string table (see [`HotEntry::string_id`]).
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the id is out of range or the string is not UTF-8.
+    pub fn string(&self, id: u32) -> Result<&str> {
+        self.cols.strings.get(self.base(), id as usize)
+    }
+
     /// Tokens in all entries.
     #[must_use]
     pub fn total_tokens(&self) -> u64 {
@@ -775,6 +784,25 @@ impl Iterator for Postings<'_> {
     }
 }
 
+/// A string field of an entry, for [`HotEntry::string_id`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrField {
+    /// [`HotEntry::kind`].
+    Kind,
+    /// [`HotEntry::role`].
+    Role,
+    /// [`HotEntry::tool`].
+    Tool,
+    /// [`HotEntry::reference`].
+    Reference,
+    /// [`HotEntry::provider`].
+    Provider,
+    /// [`HotEntry::action`].
+    Action,
+    /// [`HotEntry::call_id`].
+    CallId,
+}
+
 /// A view of one entry's columns. String accessors check UTF-8 and return `index_corrupt`
 /// when it fails.
 #[derive(Debug, Clone, Copy)]
@@ -877,6 +905,28 @@ impl<'a> HotEntry<'a> {
     /// The record type.
     pub fn kind(&self) -> Result<&'a str> {
         self.req(self.cols.kind)
+    }
+
+    /// The id of a string field's value in the shard's string table, `None` when absent
+    /// ([`HotShard::string`] reads it). A shard interns its strings, so two of its entries
+    /// hold the same value exactly when they hold the same id: a filter compares ids and
+    /// reads each value once per shard, not once per entry.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the column is short.
+    pub fn string_id(&self, field: StrField) -> Result<Option<u32>> {
+        let col = match field {
+            StrField::Kind => self.cols.kind,
+            StrField::Role => self.cols.role,
+            StrField::Tool => self.cols.tool,
+            StrField::Reference => self.cols.reference,
+            StrField::Provider => self.cols.provider,
+            StrField::Action => self.cols.action,
+            StrField::CallId => self.cols.call_id,
+        };
+        let id = col.u32(self.base, self.i).ok_or_else(missing)?;
+        Ok((id != NONE).then_some(id))
     }
 
     /// The role.

@@ -11,7 +11,7 @@ use sessiondex_core::catalog::{
 };
 use sessiondex_core::cold::{self, ColdDigest, Field};
 use sessiondex_core::format::{self, FileKind};
-use sessiondex_core::hot::{self, HotShard};
+use sessiondex_core::hot::{self, HotShard, StrField};
 use sessiondex_core::{bound_chars, tokenize, Policy};
 use sessiondex_source::{
     Branches, Format, Outcome, ReadCoverage, Record, Selection, SessionLink, SessionMeta, TextClass,
@@ -293,6 +293,45 @@ fn check_hot(meta: &SessionMeta, sel: &Selection, p: &Policy) {
         assert_eq!(entry.truncated(), cut, "entry {i}");
     }
     assert!(shard.entry(expected.len()).is_none());
+    // String ids read back their values, and two entries share an id exactly when they share
+    // the value (the engine's filters compare ids).
+    let fields = [
+        StrField::Kind,
+        StrField::Role,
+        StrField::Tool,
+        StrField::Reference,
+        StrField::Provider,
+        StrField::Action,
+        StrField::CallId,
+    ];
+    let value = |e: &hot::HotEntry<'_>, f: StrField| -> Option<String> {
+        match f {
+            StrField::Kind => Some(e.kind().unwrap().to_owned()),
+            StrField::Role => e.role().unwrap().map(str::to_owned),
+            StrField::Tool => e.tool().unwrap().map(str::to_owned),
+            StrField::Reference => e.reference().unwrap().map(str::to_owned),
+            StrField::Provider => e.provider().unwrap().map(str::to_owned),
+            StrField::Action => e.action().unwrap().map(str::to_owned),
+            StrField::CallId => e.call_id().unwrap().map(str::to_owned),
+        }
+    };
+    let mut ids: BTreeMap<u32, String> = BTreeMap::new();
+    for e in shard.entries() {
+        for f in fields {
+            let id = e.string_id(f).unwrap();
+            let v = value(&e, f);
+            assert_eq!(
+                id.map(|id| shard.string(id).unwrap().to_owned()),
+                v,
+                "{f:?}"
+            );
+            if let (Some(id), Some(v)) = (id, v) {
+                assert_eq!(ids.entry(id).or_insert_with(|| v.clone()), &v);
+            }
+        }
+    }
+    let distinct: BTreeSet<&String> = ids.values().collect();
+    assert_eq!(distinct.len(), ids.len(), "one id per value");
     let naive = naive_postings(&sel.records, p);
     let mut seen = 0;
     shard

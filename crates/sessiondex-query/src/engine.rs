@@ -11,12 +11,12 @@
 //! add their totals to the BM25 statistics, so the page equals a scan of every session
 //! (`prefilter_tests`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde_json::json;
 use sessiondex_core::cold::{ColdDigest, Field};
-use sessiondex_core::hot::{self, HotEntry, HotShard};
+use sessiondex_core::hot::{self, HotEntry, HotShard, StrField};
 use sessiondex_core::tokenize::nfkc;
 use sessiondex_core::{format_rfc3339_ms, tokenize, Policy};
 use sessiondex_source::{Branches, Outcome};
@@ -204,15 +204,75 @@ struct Search<'a> {
     structural_proven: Vec<bool>,
 }
 
-/// Whether a column's value is the filter's; the column is read only when the filter is set
-/// (a filtered walk reads one or two of an entry's columns, not all five).
-fn eq<'e>(
-    want: Option<&String>,
-    got: impl FnOnce() -> sessiondex_core::Result<Option<&'e str>>,
-) -> Result<bool, Error> {
-    match want {
-        None => Ok(true),
-        Some(w) => Ok(got().map_err(ce)? == Some(w.as_str())),
+/// Ids of a shard's string table known to hold a filter's value or not, at most this many
+/// (past them, each value is read and compared).
+const SID_MEMO: usize = 64;
+
+/// One string filter over one hot shard's entries, by string id: a shard interns its strings
+/// ([`HotEntry::string_id`]), so each id's value is read once, not once per entry.
+#[derive(Debug)]
+struct SidMatch<'w> {
+    want: Option<&'w str>,
+    seen: Vec<(u32, bool)>,
+}
+
+impl<'w> SidMatch<'w> {
+    fn new(want: Option<&'w str>) -> Self {
+        SidMatch {
+            want,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Whether the value of id `sid` (`None`: absent) is the filter's; always true without
+    /// a filter.
+    fn passes(&mut self, shard: &HotShard<Bytes>, sid: Option<u32>) -> Result<bool, Error> {
+        let Some(want) = self.want else {
+            return Ok(true);
+        };
+        let Some(id) = sid else {
+            return Ok(false);
+        };
+        if let Some(&(_, ok)) = self.seen.iter().find(|(i, _)| *i == id) {
+            return Ok(ok);
+        }
+        let ok = shard.string(id).map_err(ce)? == want;
+        if self.seen.len() < SID_MEMO {
+            self.seen.push((id, ok));
+        }
+        Ok(ok)
+    }
+}
+
+/// The request's string filters over one hot shard; a column is read only when its filter
+/// is set.
+#[derive(Debug)]
+struct EntryFilters<'w> {
+    fields: [(StrField, SidMatch<'w>); 5],
+}
+
+impl<'w> EntryFilters<'w> {
+    fn new(v: &'w ValidRecall) -> Self {
+        let r = &v.request;
+        let m = |w: &'w Option<String>| SidMatch::new(w.as_deref());
+        EntryFilters {
+            fields: [
+                (StrField::Role, m(&r.role)),
+                (StrField::Tool, m(&r.tool)),
+                (StrField::Reference, m(&r.reference)),
+                (StrField::Provider, m(&r.provider)),
+                (StrField::Action, m(&r.action)),
+            ],
+        }
+    }
+
+    fn passes(&mut self, e: &HotEntry<'_>, shard: &HotShard<Bytes>) -> Result<bool, Error> {
+        for (field, m) in &mut self.fields {
+            if m.want.is_some() && !m.passes(shard, e.string_id(*field).map_err(ce)?)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -659,7 +719,12 @@ fn phrase_entries(
 const PHRASE_PREFIX_TERMS: usize = 2_000;
 
 impl Search<'_> {
-    fn passes(&self, e: &HotEntry<'_>) -> Result<bool, Error> {
+    fn passes(
+        &self,
+        e: &HotEntry<'_>,
+        shard: &HotShard<Bytes>,
+        f: &mut EntryFilters<'_>,
+    ) -> Result<bool, Error> {
         let r = &self.v.request;
         if let Some((a, b)) = self.v.entry_range {
             if e.index() < a || e.index() > b {
@@ -670,12 +735,7 @@ impl Search<'_> {
             None => true,
             Some(o) => e.outcome().map_err(ce)? == Some(o),
         };
-        let ok = outcome_ok
-            && eq(r.role.as_ref(), || e.role())?
-            && eq(r.tool.as_ref(), || e.tool())?
-            && eq(r.reference.as_ref(), || e.reference())?
-            && eq(r.provider.as_ref(), || e.provider())?
-            && eq(r.action.as_ref(), || e.action())?;
+        let ok = outcome_ok && f.passes(e, shard)?;
         if !ok {
             return Ok(false);
         }
@@ -713,17 +773,30 @@ impl Search<'_> {
         // With an outcome filter and no query, one failed call is one hit: a result record
         // whose call is in the shard defers to the call (both carry the paired outcome). With
         // a query the result stays searchable, since the output is where the words are.
-        let mut paired_calls: HashSet<&str> = HashSet::new();
+        // Values are compared as ids of the shard's string table (each decoded once).
+        let mut paired_calls: Vec<u32> = Vec::new();
+        let mut is_call: Vec<bool> = Vec::new();
         if self.v.request.outcome.is_some() && matches!(self.matcher, Matcher::None) {
-            for i in 0..n {
+            let mut call_kind = SidMatch::new(Some("tool_call"));
+            is_call = vec![false; n];
+            for (i, c) in is_call.iter_mut().enumerate() {
                 let e = shard.entry(i).ok_or_else(corrupt)?;
-                if e.kind().map_err(ce)? == "tool_call" {
-                    if let Some(id) = e.call_id().map_err(ce)? {
-                        paired_calls.insert(id);
+                // The kind is required: an absent one is a damaged shard.
+                let kind = e
+                    .string_id(StrField::Kind)
+                    .map_err(ce)?
+                    .ok_or_else(corrupt)?;
+                if call_kind.passes(shard, Some(kind))? {
+                    *c = true;
+                    if let Some(id) = e.string_id(StrField::CallId).map_err(ce)? {
+                        paired_calls.push(id);
                     }
                 }
             }
+            paired_calls.sort_unstable();
+            paired_calls.dedup();
         }
+        let mut filters = EntryFilters::new(self.v);
         // Without entry filters every entry passes: the mask and the BM25 statistics come from
         // the shard's totals, not from a walk over its entries (a rare term then costs its
         // postings, not the shard's size).
@@ -741,14 +814,14 @@ impl Search<'_> {
             }
             let e = shard.entry(i).ok_or_else(corrupt)?;
             if !paired_calls.is_empty()
-                && e.kind().map_err(ce)? != "tool_call"
-                && e.call_id()
+                && !is_call[i]
+                && e.string_id(StrField::CallId)
                     .map_err(ce)?
-                    .is_some_and(|id| paired_calls.contains(id))
+                    .is_some_and(|id| paired_calls.binary_search(&id).is_ok())
             {
                 continue;
             }
-            if self.passes(&e)? {
+            if self.passes(&e, shard, &mut filters)? {
                 self.px.note_entry(slot, &e)?;
                 if !self.px.allows(&e)? {
                     continue;
