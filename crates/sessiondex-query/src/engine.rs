@@ -813,6 +813,10 @@ impl Search<'_> {
                 break;
             }
             let e = shard.entry(i).ok_or_else(corrupt)?;
+            // The filters first: most entries fail them, and then need no pairing look.
+            if !self.passes(&e, shard, &mut filters)? {
+                continue;
+            }
             if !paired_calls.is_empty()
                 && !is_call[i]
                 && e.string_id(StrField::CallId)
@@ -821,15 +825,13 @@ impl Search<'_> {
             {
                 continue;
             }
-            if self.passes(&e, shard, &mut filters)? {
-                self.px.note_entry(slot, &e)?;
-                if !self.px.allows(&e)? {
-                    continue;
-                }
-                *m = true;
-                self.docs += 1;
-                self.total_len += u64::from(e.token_len());
+            self.px.note_entry(slot, &e)?;
+            if !self.px.allows(&e)? {
+                continue;
             }
+            *m = true;
+            self.docs += 1;
+            self.total_len += u64::from(e.token_len());
         }
         let ops = self.v.operations_requested;
         let weight = |e: &HotEntry<'_>| -> Result<f32, Error> {
