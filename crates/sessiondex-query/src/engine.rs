@@ -825,7 +825,10 @@ impl Search<'_> {
             {
                 continue;
             }
-            self.px.note_entry(slot, &e)?;
+            if walk_ids {
+                // Else no id of the session has the query's key (as for an unfiltered walk).
+                self.px.note_entry(slot, &e)?;
+            }
             if !self.px.allows(&e)? {
                 continue;
             }
