@@ -582,29 +582,45 @@ fn regex_sessions(
     Ok(Some((out, (found, total - last_end), hot)))
 }
 
-/// Whether entry `i` lies outside `cand`, the entries of a shard that can hold a phrase or
-/// regex match. Such an entry cannot match past a `maxEntryChars` cut either (every token is
-/// posted), but a cut one still reports `max_entry_chars`, as a scan of it would: the entry
-/// is read for that only while the coverage does not say so yet.
-fn outside(
-    coverage: &mut Coverage,
-    cand: Option<&[bool]>,
-    shard: &HotShard<Bytes>,
-    i: usize,
-) -> Result<bool, Error> {
-    if cand.is_some_and(|c| !c.get(i).copied().unwrap_or(true)) {
-        let noted = || {
-            coverage
-                .reasons
-                .iter()
-                .any(|r| r == reason::MAX_ENTRY_CHARS)
-        };
-        if !noted() && shard.entry(i).ok_or_else(corrupt)?.truncated() {
-            coverage.add_reason(reason::MAX_ENTRY_CHARS);
+/// The entries of a shard outside its candidates for a phrase or regex match. Such an
+/// entry cannot match past a `maxEntryChars` cut either (every token is posted), but a cut one
+/// still reports `max_entry_chars`, as a scan of it would. Whether the call has that reason
+/// yet is looked up once per shard, and a shard without a cut entry (its summary counts
+/// them) is never read for it.
+struct Outside<'c> {
+    cand: Option<&'c [bool]>,
+    check_cut: bool,
+}
+
+impl<'c> Outside<'c> {
+    fn new(coverage: &Coverage, cand: Option<&'c [bool]>, shard: &HotShard<Bytes>) -> Self {
+        let cut = shard.summary().coverage.count(reason::MAX_ENTRY_CHARS) > 0;
+        let noted = coverage
+            .reasons
+            .iter()
+            .any(|r| r == reason::MAX_ENTRY_CHARS);
+        Outside {
+            cand,
+            check_cut: cut && !noted,
         }
-        return Ok(true);
     }
-    Ok(false)
+
+    /// Whether entry `i` lies outside the candidates (noting a cut one).
+    fn skips(
+        &mut self,
+        coverage: &mut Coverage,
+        shard: &HotShard<Bytes>,
+        i: usize,
+    ) -> Result<bool, Error> {
+        if self.cand.is_none_or(|c| c.get(i).copied().unwrap_or(true)) {
+            return Ok(false);
+        }
+        if self.check_cut && shard.entry(i).ok_or_else(corrupt)?.truncated() {
+            coverage.add_reason(reason::MAX_ENTRY_CHARS);
+            self.check_cut = false;
+        }
+        Ok(true)
+    }
 }
 
 /// For a regex narrowed through the catalog: per hot session (catalog position), the
@@ -642,16 +658,16 @@ const REGEX_NARROW_TERMS: usize = 50_000;
 /// the same terms would have read, charged to the haystack budget in the same order.
 type RegexTerms = (Vec<(usize, String, u64)>, usize);
 
-/// Inside a hot shard, the entries that can hold an ASCII phrase of two or more tokens (the
-/// rule of [`phrase_cold_terms`] applied to the shard's postings; the first token's when
-/// `first`, the session's terms that end with it, is known); `None` when every entry is to
-/// be scanned.
+/// Inside a hot shard, the entries (ascending) that can hold an ASCII phrase of two or more
+/// tokens (the rule of [`phrase_cold_terms`] applied to the shard's postings; the first
+/// token's when `first`, the session's terms that end with it, is known); `None` when every
+/// entry is to be scanned.
 fn phrase_entries(
     shard: &HotShard<Bytes>,
     tokens: &[String],
     phrase: &str,
     first: Option<&[&str]>,
-) -> Result<Option<Vec<bool>>, Error> {
+) -> Result<Option<Vec<u32>>, Error> {
     use fst::{IntoStreamer, Streamer};
     #[cfg(test)]
     if prefilter_tests::EXHAUSTIVE.with(std::cell::Cell::get) {
@@ -663,56 +679,94 @@ fn phrase_entries(
     if inner.is_empty() {
         return Ok(None);
     }
-    let n = shard.entry_count();
-    let mut count = vec![0usize; n];
-    let mut need = 0;
-    let mut seen = vec![false; n];
+    // Sorted entry lists, intersected: the cost is the postings', not the shard's size.
+    let mut acc: Option<Vec<u32>> = None;
+    let mut keep = |list: Vec<u32>| {
+        acc = Some(match acc.take() {
+            None => list,
+            Some(a) => intersect_sorted(&a, &list),
+        });
+    };
     for t in &inner[1..] {
-        need += 1;
-        for p in shard.postings(t).map_err(ce)? {
-            if let Some(c) = count.get_mut(p.entry as usize) {
-                *c += 1;
-            }
-        }
+        keep(shard.postings(t).map_err(ce)?.map(|p| p.entry).collect());
     }
     if let Some(first) = first.filter(|f| f.len() <= PHRASE_PREFIX_TERMS) {
-        // One count per entry however many of these terms it posts.
-        need += 1;
-        let mut has = vec![false; n];
+        // Entries posting any of these terms.
+        let mut any = Vec::new();
         for &t in first {
-            for p in shard.postings(t).map_err(ce)? {
-                if let Some(h) = has.get_mut(p.entry as usize) {
-                    *h = true;
-                }
-            }
+            any.extend(shard.postings(t).map_err(ce)?.map(|p| p.entry));
         }
-        for (c, h) in count.iter_mut().zip(has) {
-            *c += usize::from(h);
-        }
+        any.sort_unstable();
+        any.dedup();
+        keep(any);
     }
     let map = shard.terms().map_err(ce)?;
     let mut upper = last.as_bytes().to_vec();
     upper.push(0xff);
     let mut stream = map.range().ge(last.as_bytes()).lt(&upper).into_stream();
     let mut terms = 0usize;
+    let mut seen = Vec::new();
     while let Some((_, ord)) = stream.next() {
         terms += 1;
         if terms > PHRASE_PREFIX_TERMS {
             return Ok(None);
         }
-        for p in shard.postings_at(ord).map_err(ce)? {
-            if let Some(s) = seen.get_mut(p.entry as usize) {
-                *s = true;
+        seen.extend(shard.postings_at(ord).map_err(ce)?.map(|p| p.entry));
+    }
+    seen.sort_unstable();
+    seen.dedup();
+    keep(seen);
+    Ok(acc)
+}
+
+/// The values in both of two ascending lists, ascending.
+fn intersect_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len().min(b.len()));
+    let (mut i, mut j) = (0, 0);
+    while let (Some(&x), Some(&y)) = (a.get(i), b.get(j)) {
+        match x.cmp(&y) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push(x);
+                i += 1;
+                j += 1;
             }
         }
     }
-    Ok(Some(
-        count
+    out
+}
+
+/// Notes `max_entry_chars` when an entry that `mask` keeps, outside the ascending
+/// `cands`, was cut: a scan of it would have reported the cut (no match can lie past it,
+/// since every token is posted). Skipped when the call has the reason already or the shard
+/// has no cut entry (its summary counts them).
+fn note_cut_outside(
+    coverage: &mut Coverage,
+    shard: &HotShard<Bytes>,
+    mask: &[bool],
+    cands: &[u32],
+) -> Result<(), Error> {
+    if shard.summary().coverage.count(reason::MAX_ENTRY_CHARS) == 0
+        || coverage
+            .reasons
             .iter()
-            .zip(&seen)
-            .map(|(&c, &s)| s && c == need)
-            .collect(),
-    ))
+            .any(|r| r == reason::MAX_ENTRY_CHARS)
+    {
+        return Ok(());
+    }
+    let mut c = cands.iter().map(|&x| x as usize).peekable();
+    for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
+        while c.next_if(|&x| x < i).is_some() {}
+        if c.peek() == Some(&i) {
+            continue;
+        }
+        if shard.entry(i).ok_or_else(corrupt)?.truncated() {
+            coverage.add_reason(reason::MAX_ENTRY_CHARS);
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Terms a phrase's last token may begin that the narrowing looks up at most.
@@ -931,11 +985,19 @@ impl Search<'_> {
                     _ => None,
                 };
                 let cand = phrase_entries(shard, tokens, phrase.as_str(), first.as_deref())?;
-                let mut found = Vec::new();
-                for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
-                    if outside(&mut self.coverage, cand.as_deref(), shard, i)? {
-                        continue;
+                // The candidates the mask keeps, else every entry it keeps.
+                let picks: Vec<usize> = match &cand {
+                    Some(c) => {
+                        note_cut_outside(&mut self.coverage, shard, &mask, c)?;
+                        c.iter()
+                            .map(|&i| i as usize)
+                            .filter(|&i| mask.get(i).copied().unwrap_or(false))
+                            .collect()
                     }
+                    None => (0..n).filter(|&i| mask[i]).collect(),
+                };
+                let mut found = Vec::new();
+                for i in picks {
                     let e = shard.entry(i).ok_or_else(corrupt)?;
                     let p = crate::fields::Parts::of(&e).map_err(ce)?;
                     let mut count = 0;
@@ -984,12 +1046,13 @@ impl Search<'_> {
                     }
                     _ => None,
                 };
+                let mut outside = Outside::new(&self.coverage, cand.as_deref(), shard);
                 let mut found = Vec::new();
                 for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
                     if self.regex_stopped {
                         break;
                     }
-                    if outside(&mut self.coverage, cand.as_deref(), shard, i)? {
+                    if outside.skips(&mut self.coverage, shard, i)? {
                         continue;
                     }
                     let e = shard.entry(i).ok_or_else(corrupt)?;
@@ -2641,22 +2704,11 @@ mod prefilter_tests {
         assert_eq!(seen.into_iter().collect::<Vec<_>>(), [0, 1, 2, 3]);
     }
 
-    /// A regex narrowed to the entries posting a matching term answers as a scan of every
-    /// entry: the same hits, and an entry cut at `maxEntryChars` that holds no match still
-    /// says the pattern may lie past its cut. (A session whose vocabulary holds no matching
-    /// term is not opened at all, so it reports no cut: every token is posted, past the cut
-    /// too, so none can hold a match.)
-    #[test]
-    fn regex_entries_answer_as_a_scan() {
+    /// One pi session of user messages `texts`, indexed with entries cut at 60 characters.
+    fn session_with_cut(texts: &[String]) -> MemoryIndex {
         let mut lines = vec![
             r#"{"type":"session","version":3,"id":"rx","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#
                 .to_owned(),
-        ];
-        let texts = [
-            "zqpfx12 opens the run".to_owned(),
-            format!("{} and then some", "filler words ".repeat(20)),
-            "nothing to see".to_owned(),
-            "later zqpfx7 and zqpfxab".to_owned(),
         ];
         let mut parent = "null".to_owned();
         for (i, t) in texts.iter().enumerate() {
@@ -2672,24 +2724,71 @@ mod prefilter_tests {
         });
         m.add_file("rx.jsonl", (lines.join("\n") + "\n").as_bytes())
             .unwrap();
+        m
+    }
+
+    /// Over [`session_with_cut`] of `texts`, each query of `mode` hits exactly the entries
+    /// given, the same with and without narrowing, and reports `max_entry_chars`.
+    fn answers_as_a_scan(texts: &[String], mode: QueryMode, cases: &[(&str, &[u64])]) {
+        let mut m = session_with_cut(texts);
         let opts = m.engine_options();
         let index = m.index(Branches::Active).unwrap();
-        for (pattern, want) in [("zqpfx[0-9]+", vec![0, 3]), ("zqpfx[a-z]+", vec![3])] {
+        for &(query, want) in cases {
             let req = RecallRequest {
-                query: Some(pattern.into()),
-                query_mode: Some(QueryMode::Regex),
+                query: Some(query.into()),
+                query_mode: Some(mode),
                 scope: Some(Scope::Global),
                 ..RecallRequest::default()
             };
-            let page = same_page(index, &opts, &req, pattern);
+            let page = same_page(index, &opts, &req, query);
             let mut got: Vec<u64> = page.hits.iter().filter_map(|h| h.index).collect();
             got.sort_unstable();
-            assert_eq!(got, want, "{pattern}");
+            assert_eq!(got, want, "{query}");
             assert!(
                 page.coverage.reasons.iter().any(|r| r == "max_entry_chars"),
-                "{pattern}: {:?}",
+                "{query}: {:?}",
                 page.coverage.reasons
             );
+        }
+    }
+
+    /// A regex narrowed to the entries posting a matching term, or a phrase to the entries
+    /// posting its tokens, answers as a scan of every entry: the same hits, and an entry cut
+    /// at `maxEntryChars` that holds no match still says the match may lie past its cut. (A
+    /// session whose vocabulary holds no matching term is not opened at all, so it reports no
+    /// cut: every token is posted, past the cut too, so none can hold a match.)
+    #[test]
+    fn narrowed_entries_answer_as_a_scan() {
+        let filler = format!("{} and then some", "filler words ".repeat(20));
+        let regex: [(&str, &[u64]); 2] = [("zqpfx[0-9]+", &[0, 3]), ("zqpfx[a-z]+", &[3])];
+        let phrase: [(&str, &[u64]); 2] = [("zqquick zqbrown", &[0, 3]), ("zqbrown zqquick", &[2])];
+        for (mode, texts, cases) in [
+            (
+                QueryMode::Regex,
+                [
+                    "zqpfx12 opens the run",
+                    "nothing to see",
+                    "later zqpfx7 and zqpfxab",
+                ],
+                &regex,
+            ),
+            (
+                QueryMode::Phrase,
+                [
+                    "zqquick zqbrown fox",
+                    "zqbrown zqquick reversed",
+                    "then zqquick zqbrowner again",
+                ],
+                &phrase,
+            ),
+        ] {
+            let texts = [
+                texts[0].to_owned(),
+                filler.clone(),
+                texts[1].to_owned(),
+                texts[2].to_owned(),
+            ];
+            answers_as_a_scan(&texts, mode, cases);
         }
     }
 
