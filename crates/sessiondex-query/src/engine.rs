@@ -1070,7 +1070,7 @@ impl Search<'_> {
                             break;
                         }
                         if re.is_match_text(&hay) {
-                            count += re.find_spans(&hay, MAX_SPANS).len().max(1);
+                            count += re.count_matches(&hay, MAX_SPANS).max(1);
                         }
                     }
                     if count == 0 && e.truncated() && !self.regex_stopped {

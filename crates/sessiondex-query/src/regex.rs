@@ -152,6 +152,8 @@ pub struct CompiledRegex {
     rev: OnceLock<Option<hybrid::dfa::DFA>>,
     fst_prefix: bool,
     spans_tokens: bool,
+    /// Every match is at least one byte long.
+    nonempty: bool,
     /// Literals one of which every match in a term holds (empty: no such set is known).
     required: Vec<memchr::memmem::Finder<'static>>,
 }
@@ -238,6 +240,7 @@ impl CompiledRegex {
         Ok(CompiledRegex {
             pattern: pattern.to_owned(),
             fst_prefix: has_anchored_literal_prefix(&hir),
+            nonempty: hir.properties().minimum_len().is_some_and(|n| n > 0),
             spans_tokens: can_span_tokens(&hir),
             required: required_literals(&hir)
                 .into_iter()
@@ -388,6 +391,28 @@ impl CompiledRegex {
             }
         }
         out
+    }
+
+    /// How many matches [`CompiledRegex::find_spans`] finds in `text` (at most `max`). When
+    /// no match can be empty, a match ends where the next search starts, so the forward DFA
+    /// counts them alone: no reverse search for their starts.
+    #[must_use]
+    pub fn count_matches(&self, text: &str, max: usize) -> usize {
+        if !self.nonempty {
+            return self.find_spans(text, max).len();
+        }
+        let mut n = 0;
+        let mut at = 0;
+        while n < max && at < text.len() {
+            match self.fwd.try_search_fwd(&Input::new(text).range(at..)) {
+                Ok(Some(end)) => {
+                    n += 1;
+                    at = end.offset();
+                }
+                _ => break,
+            }
+        }
+        n
     }
 
     /// Whether some match of the pattern may contain a character that is not a term
@@ -868,6 +893,10 @@ mod tests {
                     .filter(|m| !m.is_empty())
                     .collect();
                 assert_eq!(r.find_spans(t, 100), want, "{p:?} in {t:?}");
+                for max in [0, 1, 2, 100] {
+                    let n = want.len().min(max);
+                    assert_eq!(r.count_matches(t, max), n, "{p:?} in {t:?}, {max}");
+                }
             }
         }
     }
