@@ -533,7 +533,7 @@ fn regex_sessions(
     let picks: Box<dyn Iterator<Item = usize>> = match re.required_literals() {
         Some(lits) => {
             let mut picks = list.holding(lits);
-            picks.extend(list.holding(&[memchr::memmem::Finder::new("\u{307}")]));
+            picks.extend_from_slice(list.dotted());
             picks.sort_unstable();
             picks.dedup();
             Box::new(picks.into_iter())

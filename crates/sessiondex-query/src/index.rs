@@ -150,6 +150,8 @@ pub struct TermList {
     /// End of each term in `bytes`.
     ends: Vec<u32>,
     ords: Vec<u32>,
+    /// [`TermList::dotted`], found on first use.
+    dotted: OnceLock<Vec<usize>>,
 }
 
 impl TermList {
@@ -231,6 +233,14 @@ impl TermList {
             pos = at + 1;
         }
         out
+    }
+
+    /// Positions (ascending) of the terms holding U+0307 (combining dot above, which `İ`
+    /// lowers to): what a regex narrowing must always look at, searched for once per list.
+    #[must_use]
+    pub fn dotted(&self) -> &[usize] {
+        self.dotted
+            .get_or_init(|| self.holding(&[memchr::memmem::Finder::new("\u{307}")]))
     }
 
     /// The number of terms.
@@ -1086,5 +1096,13 @@ mod tests {
         }
         assert_eq!(list.get(2), Some((&b"abab"[..], 2, 9)));
         assert_eq!(list.get(terms.len()), None);
+        assert!(list.dotted().is_empty());
+        let mut dotted = TermList::default();
+        for t in ["a", "i\u{307}x", "x\u{307}", "z"] {
+            dotted.bytes.extend_from_slice(t.as_bytes());
+            dotted.ends.push(u32::try_from(dotted.bytes.len()).unwrap());
+            dotted.ords.push(0);
+        }
+        assert_eq!(dotted.dotted(), [1, 2]);
     }
 }
