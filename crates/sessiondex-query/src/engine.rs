@@ -11,7 +11,7 @@
 //! add their totals to the BM25 statistics, so the page equals a scan of every session
 //! (`prefilter_tests`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde_json::json;
@@ -933,7 +933,10 @@ impl Search<'_> {
                     &own
                 };
                 let shared = shared_groups.is_some();
-                let mut tfs: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+                // (entry, group, tf) of every kept posting, then put in entry order: a sort
+                // of plain triples (postings of one term come sorted already), not a map
+                // insert per posting.
+                let mut hits: Vec<(u32, u32, u32)> = Vec::new();
                 for (g, group) in groups.iter().enumerate() {
                     for term in group {
                         let mut postings = shard.postings(term).map_err(ce)?.peekable();
@@ -942,11 +945,22 @@ impl Search<'_> {
                         if !shared || postings.peek().is_some() {
                             self.highlight.insert(term.clone());
                         }
-                        for p in postings {
-                            if mask.get(p.entry as usize).copied().unwrap_or(false) {
-                                tfs.entry(p.entry).or_insert_with(|| vec![0; ng])[g] += p.tf;
-                            }
-                        }
+                        #[allow(clippy::cast_possible_truncation)]
+                        hits.extend(
+                            postings
+                                .filter(|p| mask.get(p.entry as usize).copied().unwrap_or(false))
+                                .map(|p| (p.entry, g as u32, p.tf)),
+                        );
+                    }
+                }
+                hits.sort_unstable_by_key(|h| h.0);
+                let mut tfs: Vec<(u32, Vec<u32>)> = Vec::new();
+                for (entry, g, n) in hits {
+                    if tfs.last().is_none_or(|(e, _)| *e != entry) {
+                        tfs.push((entry, vec![0; ng]));
+                    }
+                    if let Some(t) = tfs.last_mut().and_then(|(_, tf)| tf.get_mut(g as usize)) {
+                        *t = t.saturating_add(n);
                     }
                 }
                 for (entry, tf) in tfs {
