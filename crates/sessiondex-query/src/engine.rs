@@ -582,47 +582,6 @@ fn regex_sessions(
     Ok(Some((out, (found, total - last_end), hot)))
 }
 
-/// The entries of a shard outside its candidates for a phrase or regex match. Such an
-/// entry cannot match past a `maxEntryChars` cut either (every token is posted), but a cut one
-/// still reports `max_entry_chars`, as a scan of it would. Whether the call has that reason
-/// yet is looked up once per shard, and a shard without a cut entry (its summary counts
-/// them) is never read for it.
-struct Outside<'c> {
-    cand: Option<&'c [bool]>,
-    check_cut: bool,
-}
-
-impl<'c> Outside<'c> {
-    fn new(coverage: &Coverage, cand: Option<&'c [bool]>, shard: &HotShard<Bytes>) -> Self {
-        let cut = shard.summary().coverage.count(reason::MAX_ENTRY_CHARS) > 0;
-        let noted = coverage
-            .reasons
-            .iter()
-            .any(|r| r == reason::MAX_ENTRY_CHARS);
-        Outside {
-            cand,
-            check_cut: cut && !noted,
-        }
-    }
-
-    /// Whether entry `i` lies outside the candidates (noting a cut one).
-    fn skips(
-        &mut self,
-        coverage: &mut Coverage,
-        shard: &HotShard<Bytes>,
-        i: usize,
-    ) -> Result<bool, Error> {
-        if self.cand.is_none_or(|c| c.get(i).copied().unwrap_or(true)) {
-            return Ok(false);
-        }
-        if self.check_cut && shard.entry(i).ok_or_else(corrupt)?.truncated() {
-            coverage.add_reason(reason::MAX_ENTRY_CHARS);
-            self.check_cut = false;
-        }
-        Ok(true)
-    }
-}
-
 /// For a regex narrowed through the catalog: per hot session (catalog position), the
 /// positions in [`RegexTerms`] of the matching terms its vocabulary holds, and whether it
 /// holds a term with U+0307 (such a session's entries are all searched).
@@ -632,21 +591,19 @@ struct RegexHot {
     dotted: Vec<bool>,
 }
 
-/// Inside a hot shard, the entries that can hold a match of a regex that never crosses a
-/// token boundary (the rule of [`regex_sessions`] applied to the shard's postings): those
+/// Inside a hot shard, the entries (ascending) that can hold a match of a regex that never
+/// crosses a token boundary (the rule of [`regex_sessions`] applied to the shard's postings): those
 /// posting one of `terms`, the matching terms of its session's vocabulary.
 fn regex_entries<'t>(
     shard: &HotShard<Bytes>,
     terms: impl Iterator<Item = &'t str>,
-) -> Result<Vec<bool>, Error> {
-    let mut cand = vec![false; shard.entry_count()];
+) -> Result<Vec<u32>, Error> {
+    let mut cand = Vec::new();
     for t in terms {
-        for p in shard.postings(t).map_err(ce)? {
-            if let Some(c) = cand.get_mut(p.entry as usize) {
-                *c = true;
-            }
-        }
+        cand.extend(shard.postings(t).map_err(ce)?.map(|p| p.entry));
     }
+    cand.sort_unstable();
+    cand.dedup();
     Ok(cand)
 }
 
@@ -735,6 +692,24 @@ fn intersect_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
         }
     }
     out
+}
+
+/// The entries `mask` keeps, ascending: with `cand` (a phrase's or regex's candidates,
+/// ascending), only those among them, after [`note_cut_outside`].
+fn kept_entries(
+    coverage: &mut Coverage,
+    shard: &HotShard<Bytes>,
+    mask: &[bool],
+    cand: Option<&[u32]>,
+) -> Result<Vec<usize>, Error> {
+    let kept = |i: &usize| mask.get(*i).copied().unwrap_or(false);
+    Ok(match cand {
+        Some(c) => {
+            note_cut_outside(coverage, shard, mask, c)?;
+            c.iter().map(|&i| i as usize).filter(kept).collect()
+        }
+        None => (0..mask.len()).filter(kept).collect(),
+    })
 }
 
 /// Notes `max_entry_chars` when an entry that `mask` keeps, outside the ascending
@@ -999,19 +974,8 @@ impl Search<'_> {
                     _ => None,
                 };
                 let cand = phrase_entries(shard, tokens, phrase.as_str(), first.as_deref())?;
-                // The candidates the mask keeps, else every entry it keeps.
-                let picks: Vec<usize> = match &cand {
-                    Some(c) => {
-                        note_cut_outside(&mut self.coverage, shard, &mask, c)?;
-                        c.iter()
-                            .map(|&i| i as usize)
-                            .filter(|&i| mask.get(i).copied().unwrap_or(false))
-                            .collect()
-                    }
-                    None => (0..n).filter(|&i| mask[i]).collect(),
-                };
                 let mut found = Vec::new();
-                for i in picks {
+                for i in kept_entries(&mut self.coverage, shard, &mask, cand.as_deref())? {
                     let e = shard.entry(i).ok_or_else(corrupt)?;
                     let p = crate::fields::Parts::of(&e).map_err(ce)?;
                     let mut count = 0;
@@ -1060,14 +1024,10 @@ impl Search<'_> {
                     }
                     _ => None,
                 };
-                let mut outside = Outside::new(&self.coverage, cand.as_deref(), shard);
                 let mut found = Vec::new();
-                for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
+                for i in kept_entries(&mut self.coverage, shard, &mask, cand.as_deref())? {
                     if self.regex_stopped {
                         break;
-                    }
-                    if outside.skips(&mut self.coverage, shard, i)? {
-                        continue;
                     }
                     let e = shard.entry(i).ok_or_else(corrupt)?;
                     let mut count = 0;

@@ -193,24 +193,30 @@ impl TermList {
     pub fn holding(&self, needles: &[memchr::memmem::Finder<'_>]) -> Vec<usize> {
         let mut out = Vec::new();
         for f in needles {
-            let n = f.needle().len();
-            if n == 0 {
+            if f.needle().is_empty() {
                 return (0..self.len()).collect();
             }
-            let mut pos = 0;
-            // Overlapping matches: one that straddles two terms must not hide one after it.
-            while let Some(i) = self.bytes.get(pos..).and_then(|b| f.find(b)) {
-                let at = pos + i;
-                let k = self.ends.partition_point(|&e| e as usize <= at);
-                if self.ends.get(k).is_some_and(|&end| at + n <= end as usize) {
-                    out.push(k);
-                }
-                pos = at + 1;
-            }
+            self.each_match(f, |k, _| out.push(k));
         }
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// Calls `f(term, ends_term)` for every occurrence of a non-empty `needle` inside
+    /// one term, in byte order: one search over all terms' bytes. Overlapping occurrences are
+    /// all seen (one that straddles two terms must not hide one after it).
+    fn each_match(&self, needle: &memchr::memmem::Finder<'_>, mut f: impl FnMut(usize, bool)) {
+        let n = needle.needle().len();
+        let mut pos = 0;
+        while let Some(i) = self.bytes.get(pos..).and_then(|b| needle.find(b)) {
+            let at = pos + i;
+            let k = self.ends.partition_point(|&e| e as usize <= at);
+            if let Some(&end) = self.ends.get(k).filter(|&&end| at + n <= end as usize) {
+                f(k, at + n == end as usize);
+            }
+            pos = at + 1;
+        }
     }
 
     /// Positions (ascending) of the terms that end with `needle`: one search over all terms'
@@ -218,20 +224,15 @@ impl TermList {
     /// Every term ends with the empty needle.
     #[must_use]
     pub fn ending_with(&self, needle: &memchr::memmem::Finder<'_>) -> Vec<usize> {
-        let n = needle.needle().len();
-        if n == 0 {
+        if needle.needle().is_empty() {
             return (0..self.len()).collect();
         }
         let mut out = Vec::new();
-        let mut pos = 0;
-        while let Some(i) = self.bytes.get(pos..).and_then(|b| needle.find(b)) {
-            let at = pos + i;
-            let k = self.ends.partition_point(|&e| e as usize <= at);
-            if self.ends.get(k).is_some_and(|&end| at + n == end as usize) {
+        self.each_match(needle, |k, ends_term| {
+            if ends_term {
                 out.push(k);
             }
-            pos = at + 1;
-        }
+        });
         out
     }
 
