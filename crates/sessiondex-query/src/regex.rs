@@ -18,6 +18,10 @@
 //!   [`CompiledRegex::is_match_text`] is a single linear pass that stops at the first match.
 //! - **Over a vocabulary term** (cold digests): a term matches when the pattern matches
 //!   anywhere in the term; `^`/`$` anchor to the term's start/end.
+//! - The dense DFA leaves out of each small class the code points NFKC text never holds
+//!   (U+017F and U+212A, which case folding adds to `s` and `k`, and the like), so an ASCII
+//!   pattern compiles to an ASCII automaton (about half the states and compile time of
+//!   `[a-z]+zqsfx`); it matches exactly as the pattern on every haystack it runs over.
 //! - `\b`, `\B`, `\<`, `\>` are ASCII word boundaries (a dense DFA cannot decide Unicode
 //!   word boundaries); every other construct keeps its Unicode meaning.
 //! - [`CompiledRegex::can_span_tokens`] tells whether some match could contain a character
@@ -51,10 +55,13 @@ use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_automata::util::iter::Searcher;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::{start, syntax};
-use regex_automata::{Anchored, Input, Match, MatchKind};
+use regex_automata::{Anchored, HalfMatch, Input, Match, MatchError, MatchKind};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
-use regex_syntax::hir::{Capture, Class, Hir, HirKind, Look, Repetition};
+use regex_syntax::hir::{
+    Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look, Repetition,
+};
 use serde_json::json;
+use unicode_normalization::{is_nfkc_quick, IsNormalized};
 
 use crate::error::{Error, ErrorCode};
 
@@ -144,12 +151,18 @@ pub struct CompiledRegex {
     pattern: String,
     fwd: dense::DFA<Vec<u32>>,
     start: StateID,
-    /// The pattern, for the reverse automaton.
+    /// The pattern, for the reverse automaton (its classes without the characters
+    /// normalized text never holds: [`drop_unnormalized`]).
     hir: Hir,
+    /// The pattern as parsed, when dropping those characters changed it: text that is not
+    /// NFKC is searched with it ([`CompiledRegex::find_spans`]).
+    full_hir: Option<Hir>,
     limits: RegexLimits,
     /// The reverse lazy DFA that finds where a match starts; `None` when it cannot be built
     /// under the limits (matches are then not highlighted).
     rev: OnceLock<Option<hybrid::dfa::DFA>>,
+    /// Forward and reverse lazy DFAs of `full_hir`, built on the first text that needs them.
+    full: OnceLock<Option<(hybrid::dfa::DFA, hybrid::dfa::DFA)>>,
     fst_prefix: bool,
     spans_tokens: bool,
     /// Every match is at least one byte long.
@@ -185,6 +198,22 @@ impl CompiledRegex {
         } else {
             hir
         };
+        // Every haystack but a snippet's text is NFKC (terms lowercased too), where a
+        // character such as U+017F or U+212A, which case folding adds to `s` and `k`, never
+        // occurs; without them an ASCII pattern compiles to an ASCII automaton.
+        let (hir, full_hir) = match drop_unnormalized(&hir) {
+            Some(narrow) => (narrow, Some(hir)),
+            None => (hir, None),
+        };
+        // What the pattern can match is told by the pattern as parsed.
+        let full = full_hir.as_ref().unwrap_or(&hir);
+        let fst_prefix = has_anchored_literal_prefix(full);
+        let nonempty = full.properties().minimum_len().is_some_and(|n| n > 0);
+        let spans_tokens = can_span_tokens(full);
+        let required = required_literals(full)
+            .into_iter()
+            .map(|l| memchr::memmem::Finder::new(&l).into_owned())
+            .collect();
 
         let too_large = |what: &str| {
             Error::new(
@@ -239,18 +268,17 @@ impl CompiledRegex {
 
         Ok(CompiledRegex {
             pattern: pattern.to_owned(),
-            fst_prefix: has_anchored_literal_prefix(&hir),
-            nonempty: hir.properties().minimum_len().is_some_and(|n| n > 0),
-            spans_tokens: can_span_tokens(&hir),
-            required: required_literals(&hir)
-                .into_iter()
-                .map(|l| memchr::memmem::Finder::new(&l).into_owned())
-                .collect(),
+            fst_prefix,
+            nonempty,
+            spans_tokens,
+            required,
             fwd,
             start,
             hir,
+            full_hir,
             limits: *limits,
             rev: OnceLock::new(),
+            full: OnceLock::new(),
         })
     }
 
@@ -259,27 +287,20 @@ impl CompiledRegex {
     /// cache of at most the DFA limit.
     fn reverse(&self) -> Option<&hybrid::dfa::DFA> {
         self.rev
+            .get_or_init(|| lazy_dfa(&self.hir, &self.limits, true))
+            .as_ref()
+    }
+
+    /// Forward and reverse lazy DFAs of the pattern as parsed, for text that may hold a
+    /// character the dense DFA leaves out.
+    fn full(&self) -> Option<&(hybrid::dfa::DFA, hybrid::dfa::DFA)> {
+        self.full
             .get_or_init(|| {
-                let nfa = thompson::Compiler::new()
-                    .configure(
-                        thompson::Config::new()
-                            .nfa_size_limit(Some(self.limits.max_nfa_bytes))
-                            .which_captures(WhichCaptures::None)
-                            .reverse(true)
-                            .shrink(true),
-                    )
-                    .build_from_hir(&self.hir)
-                    .ok()?;
-                hybrid::dfa::Builder::new()
-                    .configure(
-                        hybrid::dfa::Config::new()
-                            .match_kind(MatchKind::All)
-                            .prefilter(None)
-                            .specialize_start_states(false)
-                            .cache_capacity(self.limits.max_dfa_bytes),
-                    )
-                    .build_from_nfa(nfa)
-                    .ok()
+                let hir = self.full_hir.as_ref()?;
+                Some((
+                    lazy_dfa(hir, &self.limits, false)?,
+                    lazy_dfa(hir, &self.limits, true)?,
+                ))
             })
             .as_ref()
     }
@@ -297,16 +318,18 @@ impl CompiledRegex {
         &self.pattern
     }
 
-    /// Heap bytes of the forward DFA and, once built, the reverse lazy DFA (without the
-    /// cache of a search, which [`CompiledRegex::find_spans`] drops when it returns).
+    /// Heap bytes of the forward DFA and, once built, the lazy DFAs (without the caches of a
+    /// search, which [`CompiledRegex::find_spans`] drops when it returns).
     #[must_use]
     pub fn memory_usage(&self) -> usize {
-        self.fwd.memory_usage()
-            + self
-                .rev
+        let lazy = self.rev.get().and_then(Option::as_ref).into_iter().chain(
+            self.full
                 .get()
                 .and_then(Option::as_ref)
-                .map_or(0, hybrid::dfa::DFA::memory_usage)
+                .into_iter()
+                .flat_map(|(f, r)| [f, r]),
+        );
+        self.fwd.memory_usage() + lazy.map(hybrid::dfa::DFA::memory_usage).sum::<usize>()
     }
 
     /// Whether the pattern matches anywhere in `text`: one pass, one lookup per byte,
@@ -352,50 +375,47 @@ impl CompiledRegex {
     /// Byte ranges of successive leftmost-first, non-overlapping matches in `text`, at most
     /// `max`; for highlighting. Empty matches are skipped (they highlight nothing). Each match
     /// is found as regex-automata's DFA regexes find it: its end by a forward search, its
-    /// start by an anchored reverse search from that end.
+    /// start by an anchored reverse search from that end. `text` need not be normalized (a
+    /// snippet's is the stored text): where it may hold a character the dense DFA leaves out,
+    /// lazy DFAs of the pattern as parsed search it.
     #[must_use]
     pub fn find_spans(&self, text: &str, max: usize) -> Vec<Range<usize>> {
-        let mut out = Vec::new();
         if max == 0 {
-            return out;
+            return Vec::new();
+        }
+        if self.full_hir.is_some()
+            && !text.is_ascii()
+            && is_nfkc_quick(text.chars()) == IsNormalized::No
+        {
+            // A character the dense DFA leaves out may be here: the pattern as parsed.
+            let Some((fwd, rev)) = self.full() else {
+                return Vec::new();
+            };
+            let (mut fc, mut rc) = (fwd.create_cache(), rev.create_cache());
+            return match_spans(
+                text,
+                max,
+                fwd.get_nfa().is_always_start_anchored(),
+                |input| fwd.try_search_fwd(&mut fc, input),
+                |input| rev.try_search_rev(&mut rc, input),
+            );
         }
         let Some(rev) = self.reverse() else {
-            return out;
+            return Vec::new();
         };
         let mut cache = rev.create_cache();
-        let it = Searcher::new(Input::new(text)).into_matches_iter(|input| {
-            let Some(end) = self.fwd.try_search_fwd(input)? else {
-                return Ok(None);
-            };
-            if input.start() == end.offset() || self.fwd.is_always_start_anchored() {
-                // An empty match at the search start, or one that can only start there.
-                return Ok(Some(Match::new(end.pattern(), input.start()..end.offset())));
-            }
-            let back = input
-                .clone()
-                .span(input.start()..end.offset())
-                .anchored(Anchored::Yes)
-                .earliest(false);
-            Ok(rev
-                .try_search_rev(&mut cache, &back)?
-                .map(|start| Match::new(end.pattern(), start.offset()..end.offset())))
-        });
-        for m in it {
-            let Ok(m) = m else { break };
-            if m.is_empty() {
-                continue;
-            }
-            out.push(m.range());
-            if out.len() >= max {
-                break;
-            }
-        }
-        out
+        match_spans(
+            text,
+            max,
+            self.fwd.is_always_start_anchored(),
+            |input| self.fwd.try_search_fwd(input),
+            |input| rev.try_search_rev(&mut cache, input),
+        )
     }
 
-    /// How many matches [`CompiledRegex::find_spans`] finds in `text` (at most `max`). When
-    /// no match can be empty, a match ends where the next search starts, so the forward DFA
-    /// counts them alone: no reverse search for their starts.
+    /// How many matches [`CompiledRegex::find_spans`] finds in normalized (NFKC) `text` (at
+    /// most `max`). When no match can be empty, a match ends where the next search starts, so
+    /// the forward DFA counts them alone: no reverse search for their starts.
     #[must_use]
     pub fn count_matches(&self, text: &str, max: usize) -> usize {
         if !self.nonempty {
@@ -587,6 +607,146 @@ impl fst::Automaton for TermAutomaton<'_> {
     }
 }
 
+/// A lazy DFA of `hir` (reversed for finding a match's start: anchored, every match kind)
+/// under the NFA limit and a cache of at most the DFA limit; `None` when it cannot be built.
+fn lazy_dfa(hir: &Hir, limits: &RegexLimits, reverse: bool) -> Option<hybrid::dfa::DFA> {
+    let nfa = thompson::Compiler::new()
+        .configure(
+            thompson::Config::new()
+                .nfa_size_limit(Some(limits.max_nfa_bytes))
+                .which_captures(WhichCaptures::None)
+                .reverse(reverse)
+                .shrink(reverse),
+        )
+        .build_from_hir(hir)
+        .ok()?;
+    hybrid::dfa::Builder::new()
+        .configure(
+            hybrid::dfa::Config::new()
+                .match_kind(if reverse {
+                    MatchKind::All
+                } else {
+                    MatchKind::LeftmostFirst
+                })
+                .prefilter(None)
+                .specialize_start_states(false)
+                .cache_capacity(limits.max_dfa_bytes),
+        )
+        .build_from_nfa(nfa)
+        .ok()
+}
+
+/// Successive leftmost-first, non-empty, non-overlapping matches in `text` (at most `max`):
+/// each one's end by `fwd`, its start by an anchored reverse search `rev` from that end.
+fn match_spans(
+    text: &str,
+    max: usize,
+    always_anchored: bool,
+    mut fwd: impl FnMut(&Input<'_>) -> Result<Option<HalfMatch>, MatchError>,
+    mut rev: impl FnMut(&Input<'_>) -> Result<Option<HalfMatch>, MatchError>,
+) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let it = Searcher::new(Input::new(text)).into_matches_iter(|input| {
+        let Some(end) = fwd(input)? else {
+            return Ok(None);
+        };
+        if input.start() == end.offset() || always_anchored {
+            // An empty match at the search start, or one that can only start there.
+            return Ok(Some(Match::new(end.pattern(), input.start()..end.offset())));
+        }
+        let back = input
+            .clone()
+            .span(input.start()..end.offset())
+            .anchored(Anchored::Yes)
+            .earliest(false);
+        Ok(rev(&back)?.map(|start| Match::new(end.pattern(), start.offset()..end.offset())))
+    });
+    for m in it {
+        let Ok(m) = m else { break };
+        if m.is_empty() {
+            continue;
+        }
+        out.push(m.range());
+        if out.len() >= max {
+            break;
+        }
+    }
+    out
+}
+
+/// Most non-ASCII code points a class may hold for [`drop_unnormalized`] to look at each.
+const MAX_CLASS_SCAN: u32 = 256;
+
+/// `hir` without the code points that NFKC text never holds (Quick_Check NFKC = No, such as
+/// U+017F and U+212A, which case folding adds to `s` and `k`), taken out of each class of at
+/// most [`MAX_CLASS_SCAN`] non-ASCII code points when that leaves the class no more ranges;
+/// `None` when no class changes. On text without such code points (normalized text, and
+/// the lowercased terms of a vocabulary) both match the same.
+fn drop_unnormalized(hir: &Hir) -> Option<Hir> {
+    fn go(hir: &Hir, changed: &mut bool) -> Hir {
+        match hir.kind() {
+            HirKind::Class(Class::Unicode(c)) => match narrow_class(c) {
+                Some(n) => {
+                    *changed = true;
+                    Hir::class(Class::Unicode(n))
+                }
+                None => hir.clone(),
+            },
+            HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => {
+                hir.clone()
+            }
+            HirKind::Repetition(r) => Hir::repetition(Repetition {
+                min: r.min,
+                max: r.max,
+                greedy: r.greedy,
+                sub: Box::new(go(&r.sub, changed)),
+            }),
+            HirKind::Capture(c) => Hir::capture(Capture {
+                index: c.index,
+                name: c.name.clone(),
+                sub: Box::new(go(&c.sub, changed)),
+            }),
+            HirKind::Concat(v) => Hir::concat(v.iter().map(|h| go(h, changed)).collect()),
+            HirKind::Alternation(v) => Hir::alternation(v.iter().map(|h| go(h, changed)).collect()),
+        }
+    }
+    let mut changed = false;
+    let out = go(hir, &mut changed);
+    changed.then_some(out)
+}
+
+fn unnormalized(c: char) -> bool {
+    is_nfkc_quick(std::iter::once(c)) == IsNormalized::No
+}
+
+fn narrow_class(c: &ClassUnicode) -> Option<ClassUnicode> {
+    let wide: u32 = c
+        .ranges()
+        .iter()
+        .filter(|r| !r.end().is_ascii())
+        .map(|r| u32::from(r.end()) - u32::from(r.start().max('\u{80}')) + 1)
+        .sum();
+    if wide > MAX_CLASS_SCAN {
+        return None;
+    }
+    let mut ranges = Vec::new();
+    let mut dropped = false;
+    for r in c.ranges() {
+        let mut open: Option<(char, char)> = None;
+        for ch in r.start()..=r.end() {
+            if !ch.is_ascii() && unnormalized(ch) {
+                dropped = true;
+                ranges.extend(open.take().map(|(a, b)| ClassUnicodeRange::new(a, b)));
+            } else {
+                open = Some(open.map_or((ch, ch), |(a, _)| (a, ch)));
+            }
+        }
+        ranges.extend(open.map(|(a, b)| ClassUnicodeRange::new(a, b)));
+    }
+    let narrow = ClassUnicode::new(ranges);
+    (dropped && narrow.ranges().len() <= c.ranges().len()).then_some(narrow)
+}
+
 /// Rewrites Unicode word-boundary assertions to their ASCII forms.
 fn ascii_word_boundaries(hir: &Hir) -> Hir {
     match hir.kind() {
@@ -712,6 +872,7 @@ fn spans(hir: &Hir, budget: &mut u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sessiondex_core::tokenize::nfkc;
     use std::time::Instant;
 
     fn re(p: &str) -> CompiledRegex {
@@ -851,6 +1012,37 @@ mod tests {
         }
     }
 
+    /// The code points dropped from classes never occur in a haystack the DFA runs over:
+    /// not in NFKC text, and not in the lowercase of a character NFKC text holds (terms).
+    #[test]
+    fn dropped_code_points_never_occur_in_normalized_text() {
+        for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
+            if unnormalized(c) {
+                assert!(!nfkc(c.encode_utf8(&mut [0; 4])).contains(c), "{c:?}");
+                continue;
+            }
+            for l in c.to_lowercase() {
+                assert!(!unnormalized(l), "{c:?} lowercases to {l:?}");
+            }
+        }
+    }
+
+    /// Case folding adds U+017F to `s` and U+212A to `k`; without them an ASCII pattern's
+    /// classes are ASCII. Large classes are left whole.
+    #[test]
+    fn ascii_patterns_keep_ascii_classes() {
+        let parse =
+            |p: &str| syntax::parse_with(p, &syntax::Config::new().case_insensitive(true)).unwrap();
+        let narrow = drop_unnormalized(&parse("[a-z]+zqsfx")).unwrap();
+        let ascii = syntax::parse("[A-Za-z]+[Zz][Qq][Ss][Ff][Xx]").unwrap();
+        assert_eq!(narrow, ascii);
+        assert_eq!(drop_unnormalized(&parse("zqpfx[0-9]+")), None);
+        assert_eq!(drop_unnormalized(&parse(r"\w+")), None);
+        let r = re("[a-z]+zqsfx");
+        assert!(r.is_match_text("abczqsfx"));
+        assert!(!r.is_match_text("zqsfx"));
+    }
+
     /// The spans of the forward DFA and the reverse lazy DFA are those of regex-automata's
     /// own dense DFA regex (both directions determinized up front) over the same pattern.
     #[test]
@@ -869,6 +1061,11 @@ mod tests {
             "ab$",
             r"\d+\.\d*",
             "a.*b",
+            "s+",
+            "[a-z]+",
+            "µs",
+            "å+",
+            "[^a-z ]+",
         ];
         let texts = [
             "xx FOO bar fooo",
@@ -879,23 +1076,36 @@ mod tests {
             "ab\nab\nxab",
             "1.5 22. 3",
             "aXb aab ba",
+            "lo\u{17F}s \u{17F}\u{17F} S\u{17F}x\u{212A}zqsfx",
+            "12 \u{B5}s 3 \u{3BC}s \u{212B}\u{C5}\u{E5} \u{FB01}le",
         ];
         for p in patterns {
             let dense = regex_automata::dfa::regex::Regex::builder()
                 .syntax(syntax::Config::new().case_insensitive(true))
                 .build(p)
                 .unwrap();
-            let r = re(p);
-            for t in texts {
-                let want: Vec<Range<usize>> = dense
+            let find = |t: &str| -> Vec<Range<usize>> {
+                dense
                     .find_iter(t)
                     .map(|m| m.range())
                     .filter(|m| !m.is_empty())
-                    .collect();
-                assert_eq!(r.find_spans(t, 100), want, "{p:?} in {t:?}");
+                    .collect()
+            };
+            let r = re(p);
+            for t in texts {
+                // Any text for spans, as a snippet's; normalized text for counts, as the
+                // engine's.
+                assert_eq!(r.find_spans(t, 100), find(t), "{p:?} in {t:?}");
+                let n = nfkc(t);
+                let want = find(&n);
+                assert_eq!(r.find_spans(&n, 100), want, "{p:?} in {n:?}");
+                assert_eq!(r.is_match_text(&n), dense.is_match(&*n), "{p:?} in {n:?}");
                 for max in [0, 1, 2, 100] {
-                    let n = want.len().min(max);
-                    assert_eq!(r.count_matches(t, max), n, "{p:?} in {t:?}, {max}");
+                    assert_eq!(
+                        r.count_matches(&n, max),
+                        want.len().min(max),
+                        "{p:?} in {n:?}"
+                    );
                 }
             }
         }
