@@ -72,46 +72,55 @@ pub struct QueryContext {
 
 struct Slot<'a> {
     names: Names<'a>,
-    last_ts: Option<i64>,
+    /// Its place in the page's order of sessions: newer first, then by path
+    /// ([`Index::newest_rank`], so no catalog entry is read to rank it).
+    rank: u32,
     shard: Option<Arc<HotShard<Bytes>>>,
     catalog: Option<usize>,
     cold: bool,
 }
 
-/// Where a slot's session id, file, source hash and lineage fingerprint are read: its
-/// catalog entry, or (a session hydrated for the call) its own copies. A slot is kept per
-/// session searched, so it stays small.
+/// Where a slot's session id, file, source hash, lineage fingerprint and last timestamp
+/// are read: its catalog entry, or (a session hydrated for the call) its own copies. A slot
+/// is kept per session searched, so it stays small.
 enum Names<'a> {
     Entry(&'a sessiondex_core::catalog::CatalogEntry),
-    Owned(Box<[String; 4]>),
+    Owned(Box<([String; 4], Option<i64>)>),
 }
 
 impl Slot<'_> {
     fn session_id(&self) -> &str {
         match &self.names {
             Names::Entry(e) => &e.summary.session_id,
-            Names::Owned(n) => &n[0],
+            Names::Owned(n) => &n.0[0],
         }
     }
 
     fn file(&self) -> &str {
         match &self.names {
             Names::Entry(e) => &e.identity.path,
-            Names::Owned(n) => &n[1],
+            Names::Owned(n) => &n.0[1],
         }
     }
 
     fn source_hash(&self) -> &str {
         match &self.names {
             Names::Entry(e) => &e.identity.source_hash,
-            Names::Owned(n) => &n[2],
+            Names::Owned(n) => &n.0[2],
         }
     }
 
     fn lineage(&self) -> &str {
         match &self.names {
             Names::Entry(e) => &e.summary.lineage_fingerprint,
-            Names::Owned(n) => &n[3],
+            Names::Owned(n) => &n.0[3],
+        }
+    }
+
+    fn last_ts(&self) -> Option<i64> {
+        match &self.names {
+            Names::Entry(e) => e.summary.last_ts,
+            Names::Owned(n) => n.1,
         }
     }
 }
@@ -1706,13 +1715,16 @@ pub fn recall(
             }
             let _ = pos;
             slots.push(Slot {
-                names: Names::Owned(Box::new([
-                    h.session.meta.session_id.clone(),
-                    h.path.clone(),
-                    h.source_hash.clone(),
-                    h.selection.lineage_fingerprint.clone(),
-                ])),
-                last_ts: shard.summary().last_ts,
+                names: Names::Owned(Box::new((
+                    [
+                        h.session.meta.session_id.clone(),
+                        h.path.clone(),
+                        h.source_hash.clone(),
+                        h.selection.lineage_fingerprint.clone(),
+                    ],
+                    shard.summary().last_ts,
+                ))),
+                rank: 0,
                 shard: Some(Arc::new(shard)),
                 catalog: pos,
                 cold: false,
@@ -1766,6 +1778,7 @@ pub fn recall(
             // One byte per session instead of its whole entry: most sessions of a large
             // index are skipped, and their entries would only miss the cache.
             let flags = index.session_flags();
+            let rank = index.newest_rank();
             for i in list {
                 let f = flags.get(i).copied().unwrap_or(0);
                 if totals.is_some() {
@@ -1821,7 +1834,7 @@ pub fn recall(
                 let e = &entries[i];
                 slots.push(Slot {
                     names: Names::Entry(e),
-                    last_ts: e.summary.last_ts,
+                    rank: rank.get(i).copied().unwrap_or(u32::MAX),
                     shard,
                     catalog: Some(i),
                     cold,
@@ -2006,10 +2019,7 @@ pub fn recall(
                     // One slot: one session, its time and file.
                     return std::cmp::Ordering::Equal;
                 }
-                let (sa, sb) = (&slots[a.1], &slots[b.1]);
-                sb.last_ts
-                    .cmp(&sa.last_ts)
-                    .then_with(|| sa.file().cmp(sb.file()))
+                slots[a.1].rank.cmp(&slots[b.1].rank)
             })
             .then_with(|| a.2.cmp(&b.2))
             .then_with(|| ia.cmp(ib))
@@ -2136,7 +2146,7 @@ pub fn recall(
                     ..precision::session_hit_of(
                         slot,
                         round(score),
-                        slot.last_ts.and_then(format_rfc3339_ms),
+                        slot.last_ts().and_then(format_rfc3339_ms),
                         follow,
                     )
                 }
@@ -2145,7 +2155,7 @@ pub fn recall(
                 slot,
                 req,
                 round(score),
-                slot.last_ts.and_then(format_rfc3339_ms),
+                slot.last_ts().and_then(format_rfc3339_ms),
             )?,
             Item::ColdEntry => {
                 match precision::cold_entry_hit(index, slot, entry, round(score), branches_arg)? {
