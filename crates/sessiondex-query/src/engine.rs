@@ -382,7 +382,35 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
         return Ok(None);
     }
     if s.v.entry_range.is_none() && !has_time(s.v) && has_structural(s.v) {
-        return Ok(Some(structural_sessions(s, cat)?));
+        let mut out = structural_sessions(s, cat)?;
+        let narrow = match &s.matcher {
+            Matcher::Terms {
+                terms,
+                fuzzy: false,
+            } if !terms.is_empty() => Some(terms),
+            _ => None,
+        };
+        if let Some(terms) = narrow {
+            // A cold session holding no query term (and no id with the query's key) adds
+            // one document to BM25's count whether it is a candidate or not, and nothing
+            // else. A hot one stays: its filtered entries are BM25 documents.
+            let mut holds = s.id_walk.clone().unwrap_or_else(|| vec![false; cat.len()]);
+            for t in terms {
+                for i in cat.sessions_with(t).map_err(ce)? {
+                    if let Some(h) = holds.get_mut(i as usize) {
+                        *h = true;
+                    }
+                }
+            }
+            let flags = index.session_flags();
+            for (i, o) in out.iter_mut().enumerate() {
+                let cold = flags.get(i).is_some_and(|f| f & COLD != 0);
+                if cold && !holds.get(i).copied().unwrap_or(true) {
+                    *o = false;
+                }
+            }
+        }
+        return Ok(Some(out));
     }
     if !no_entry_filters(s.v) {
         return Ok(None);
