@@ -2449,6 +2449,16 @@ mod prefilter_tests {
                 ("one.jsonl", "kestrel"),
             ])
         );
+        // `all`: only a session holding both; the others still count in the terms'
+        // document frequencies (the score is the one a visit of every session gives).
+        assert_eq!(
+            page(serde_json::json!({"query": "kestrel harbor", "queryMatch": "all"})),
+            pairs(&[("both.jsonl", "kestrel harbor")])
+        );
+        assert_eq!(
+            page(serde_json::json!({"query": "kestrel harbor nothing", "queryMatch": "all"})),
+            pairs(&[])
+        );
         assert_eq!(
             page(serde_json::json!({"query": "harbor kestrel", "queryMode": "fuzzy"})),
             pairs(&[
@@ -3076,6 +3086,8 @@ mod prefilter_tests {
             let id = &e.summary.session_id;
             queries.push((id.clone(), QueryMatch::Any));
             queries.push((id.to_uppercase(), QueryMatch::Any));
+            // Every term of an id (`a-b-c` is three) required.
+            queries.push((id.clone(), QueryMatch::All));
             let squashed: String = id.chars().filter(|&c| c != '-').collect();
             if squashed.len() >= 14 {
                 queries.push((squashed[..14].to_owned(), QueryMatch::Any));
