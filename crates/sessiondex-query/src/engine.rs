@@ -1135,6 +1135,15 @@ impl ColdTerms {
         id
     }
 
+    /// The id of `term`, which no call before named: a literal query's terms (distinct), a
+    /// regex's matching terms (each of the term list once). No lookup, no copy.
+    fn name_distinct(&mut self, term: String) -> u32 {
+        #[allow(clippy::cast_possible_truncation)]
+        let id = self.names.len() as u32;
+        self.names.push(term);
+        id
+    }
+
     #[allow(clippy::cast_possible_truncation)]
     fn note(&mut self, session: u32, group: usize, name: u32) {
         self.notes.push((session, group as u32, name));
@@ -1266,7 +1275,11 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                     if sessions.is_empty() {
                         continue;
                     }
-                    let name = out.name(&term);
+                    let name = if *fuzzy {
+                        out.name(&term)
+                    } else {
+                        out.name_distinct(term)
+                    };
                     for sess in sessions {
                         out.note(sess, g, name);
                     }
@@ -1293,7 +1306,7 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                     stopped = true;
                     break;
                 }
-                let name = out.name(&term);
+                let name = out.name_distinct(term);
                 for sess in cat.sessions_at(ord).map_err(ce)? {
                     out.note(sess, 0, name);
                 }
@@ -1309,7 +1322,7 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                     break;
                 }
                 if re.is_match_term(term) {
-                    let name = out.name(&String::from_utf8_lossy(term));
+                    let name = out.name_distinct(String::from_utf8_lossy(term).into_owned());
                     for sess in cat.sessions_at(ord).map_err(ce)? {
                         out.note(sess, 0, name);
                     }
