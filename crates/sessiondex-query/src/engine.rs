@@ -150,16 +150,23 @@ struct EntryCand {
     weight: f32,
 }
 
+/// A cold session that can answer. Small and flat: there is one per cold candidate, pushed
+/// in a loop over thousands (the ordinals of its matching tuples, when its digest was read,
+/// are in [`Search::cold_structural`]).
 struct ColdCand {
-    slot: usize,
-    /// Its notes in [`Search::cold_terms`].
-    notes: std::ops::Range<usize>,
-    /// Ordinals of its digest's tuples that pass the structural filters (the first
-    /// [`MAX_STRUCTURAL_ENTRIES`]).
-    structural: Vec<u32>,
+    slot: u32,
+    /// Its notes in [`Search::cold_terms`] (a range of positions).
+    notes_start: u32,
+    notes_end: u32,
     /// The catalog proved a tuple passes the one structural filter, so the digest was not
     /// read: its tuples are found if it becomes a page's hit.
     structural_later: bool,
+}
+
+impl ColdCand {
+    fn notes(&self) -> std::ops::Range<usize> {
+        self.notes_start as usize..self.notes_end as usize
+    }
 }
 
 /// A ranked item's kind.
@@ -185,6 +192,9 @@ struct Search<'a> {
     cold_df: Vec<u64>,
     entries: Vec<EntryCand>,
     colds: Vec<ColdCand>,
+    /// Per position in `colds` (ascending) whose digest was read: ordinals of its tuples
+    /// that pass the structural filters (the first [`MAX_STRUCTURAL_ENTRIES`]).
+    cold_structural: Vec<(usize, Vec<u32>)>,
     /// What the cold sessions' vocabularies hold.
     cold_terms: ColdTerms,
     highlight: BTreeSet<String>,
@@ -1703,6 +1713,7 @@ pub fn recall(
         cold_df: vec![0; ng],
         entries: Vec::new(),
         colds: Vec::new(),
+        cold_structural: Vec::new(),
         cold_terms: ColdTerms::default(),
         highlight: BTreeSet::new(),
         budget: HaystackBudget::new(&opts.regex),
@@ -1820,6 +1831,7 @@ pub fn recall(
             // index are skipped, and their entries would only miss the cache.
             let flags = index.session_flags();
             let rank = index.newest_rank();
+            let mut cold_slots: Vec<usize> = Vec::new();
             for i in list {
                 let f = flags.get(i).copied().unwrap_or(0);
                 if totals.is_some() {
@@ -1872,15 +1884,27 @@ pub fn recall(
                     skipped_cold += 1;
                     continue;
                 }
-                let e = &entries[i];
+                if cold {
+                    cold_slots.push(i);
+                    continue;
+                }
                 slots.push(Slot {
-                    names: Names::Entry(e),
+                    names: Names::Entry(&entries[i]),
                     rank: rank.get(i).copied().unwrap_or(u32::MAX),
                     shard,
                     catalog: Some(i),
                     cold,
                 });
             }
+            // Cold slots after the hot ones, in one pass that writes each in place (pushed one
+            // by one, each was built on the stack and copied: a stall per session).
+            slots.extend(cold_slots.iter().map(|&i| Slot {
+                names: Names::Entry(&entries[i]),
+                rank: rank.get(i).copied().unwrap_or(u32::MAX),
+                shard: None,
+                catalog: Some(i),
+                cold: true,
+            }));
             if let Some(t) = totals {
                 // The sessions not visited: none a candidate, so each is skipped as the loop
                 // skips it (counted; a hot one's totals join BM25's unless filtered; a cold
@@ -1994,10 +2018,14 @@ pub fn recall(
                 s.coverage
                     .add_reason(reason::COLD_FIELD_GROUP_REQUIRES_HYDRATION);
             }
+            if !found.is_empty() {
+                s.cold_structural.push((s.colds.len(), found));
+            }
+            let pos = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
             s.colds.push(ColdCand {
-                slot: k,
-                notes,
-                structural: found,
+                slot: pos(k),
+                notes_start: pos(notes.start),
+                notes_end: pos(notes.end),
                 structural_later,
             });
         }
@@ -2007,8 +2035,11 @@ pub fn recall(
     let mut bm = Bm25::new(s.docs, s.total_len);
     bm.docs += s.cold_docs;
     let df: Vec<u64> = s.df.iter().zip(&s.cold_df).map(|(a, b)| a + b).collect();
-    let mut items: Vec<(f32, usize, u32, Item)> = Vec::new();
-    for c in &s.entries {
+    // Both loops extend `items` from mapped slices: each item is written in place (pushed
+    // one at a time, each was built on the stack and copied, a stall per item).
+    let mut items: Vec<(f32, usize, u32, Item)> =
+        Vec::with_capacity(s.entries.len() + s.colds.len());
+    items.extend(s.entries.iter().map(|c| {
         let score = if lexical {
             bm.score(
                 c.weight,
@@ -2018,25 +2049,26 @@ pub fn recall(
         } else {
             0.0
         };
-        items.push((score, c.slot, c.entry, Item::Entry));
-    }
+        (score, c.slot, c.entry, Item::Entry)
+    }));
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let avg = bm.avg_len.round() as u32;
-    for (k, c) in s.colds.iter().enumerate() {
+    items.extend(s.colds.iter().enumerate().map(|(k, c)| {
         let score = if lexical {
             // Every query term, absent ones with tf 0, so coverage counts them.
+            let notes = c.notes();
             bm.score(
                 1.0,
                 avg,
                 df.iter()
                     .enumerate()
-                    .map(|(g, &d)| (u32::from(s.cold_terms.holds(&c.notes, g)), d)),
+                    .map(|(g, &d)| (u32::from(s.cold_terms.holds(&notes, g)), d)),
             )
         } else {
             0.0
         };
-        items.push((score, c.slot, 0, Item::Cold(k)));
-    }
+        (score, c.slot as usize, 0, Item::Cold(k))
+    }));
     if lexical {
         precision::add_and_tier(&mut s, index, &slots, &mut items, single)?;
     }
@@ -2166,10 +2198,13 @@ pub fn recall(
                             Vec::new()
                         }
                     },
-                    Some(ci) if !c.structural.is_empty() => index
-                        .cold_shared(ci)?
-                        .map(|d| structural_entries(&d, &c.structural))
-                        .unwrap_or_default(),
+                    Some(ci) => match s.cold_structural.binary_search_by_key(&k, |f| f.0) {
+                        Ok(f) => index
+                            .cold_shared(ci)?
+                            .map(|d| structural_entries(&d, &s.cold_structural[f].1))
+                            .unwrap_or_default(),
+                        Err(_) => Vec::new(),
+                    },
                     _ => Vec::new(),
                 };
                 let follow = Call::recall(&RecallRequest {
@@ -2182,7 +2217,7 @@ pub fn recall(
                     ..req.clone()
                 })?;
                 Hit {
-                    matched_terms: s.cold_terms.terms(&c.notes),
+                    matched_terms: s.cold_terms.terms(&c.notes()),
                     matched_structural_entries: structural,
                     ..precision::session_hit_of(
                         slot,
