@@ -132,27 +132,49 @@ impl Bm25 {
     #[must_use]
     #[allow(clippy::cast_precision_loss)]
     pub fn term_score(&self, tf: u32, df: u64, len: u32) -> f32 {
+        self.term_score_idf(tf, self.idf(df), len)
+    }
+
+    /// [`Bm25::term_score`] with the term's [`Bm25::idf`] given.
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)]
+    pub fn term_score_idf(&self, tf: u32, idf: f32, len: u32) -> f32 {
         if tf == 0 {
             return 0.0;
         }
         let tf = tf as f32;
         let len = len.min(MAX_NORM_LEN) as f32;
         let norm = self.k1 * (1.0 - self.b + self.b * len / self.avg_len);
-        self.idf(df) * tf * (self.k1 + 1.0) / (tf + norm)
+        idf * tf * (self.k1 + 1.0) / (tf + norm)
     }
 
     /// The weighted score of a document: `weight * sum term_score`, with `(tf, df)` per
     /// query term.
     #[must_use]
     pub fn score(&self, weight: f32, len: u32, terms: impl IntoIterator<Item = (u32, u64)>) -> f32 {
+        self.score_idf(
+            weight,
+            len,
+            terms.into_iter().map(|(tf, df)| (tf, self.idf(df))),
+        )
+    }
+
+    /// [`Bm25::score`] with `(tf, idf)` per query term: a ranking over many documents
+    /// computes each term's [`Bm25::idf`] once, not per document (the same numbers).
+    #[must_use]
+    pub fn score_idf(
+        &self,
+        weight: f32,
+        len: u32,
+        terms: impl IntoIterator<Item = (u32, f32)>,
+    ) -> f32 {
         let (mut n, mut sum, mut idf_all, mut idf_present) = (0usize, 0.0f32, 0.0f32, 0.0f32);
-        for (tf, df) in terms {
+        for (tf, idf) in terms {
             n += 1;
-            let idf = self.idf(df);
             idf_all += idf;
             if tf > 0 {
                 idf_present += idf;
-                sum += self.term_score(tf, df, len);
+                sum += self.term_score_idf(tf, idf, len);
             }
         }
         let coverage = if n > 1 && idf_all > 0.0 {

@@ -2039,12 +2039,13 @@ pub fn recall(
     // one at a time, each was built on the stack and copied, a stall per item).
     let mut items: Vec<(f32, usize, u32, Item)> =
         Vec::with_capacity(s.entries.len() + s.colds.len());
+    let idf: Vec<f32> = df.iter().map(|&d| bm.idf(d)).collect();
     items.extend(s.entries.iter().map(|c| {
         let score = if lexical {
-            bm.score(
+            bm.score_idf(
                 c.weight,
                 c.len,
-                c.tf.iter().zip(&df).map(|(&tf, &d)| (tf, d)),
+                c.tf.iter().zip(&idf).map(|(&tf, &i)| (tf, i)),
             )
         } else {
             0.0
@@ -2057,12 +2058,12 @@ pub fn recall(
         let score = if lexical {
             // Every query term, absent ones with tf 0, so coverage counts them.
             let notes = c.notes();
-            bm.score(
+            bm.score_idf(
                 1.0,
                 avg,
-                df.iter()
+                idf.iter()
                     .enumerate()
-                    .map(|(g, &d)| (u32::from(s.cold_terms.holds(&notes, g)), d)),
+                    .map(|(g, &i)| (u32::from(s.cold_terms.holds(&notes, g)), i)),
             )
         } else {
             0.0
