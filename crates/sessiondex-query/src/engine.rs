@@ -204,6 +204,9 @@ struct Search<'a> {
     /// Fuzzy expansions of the query terms over the catalog's merged vocabulary, when none
     /// was cut by the cap: each shard's own expansion is this restricted to its terms.
     fuzzy_groups: Option<Vec<Vec<String>>>,
+    /// Per literal query term, the catalog sessions holding it (ascending), when
+    /// `candidate_sessions` read them.
+    term_sessions: Option<Vec<Vec<u32>>>,
     /// The candidate sessions are those with records passing structural filters: a session
     /// left out adds nothing to the BM25 statistics (not its totals).
     filtered: bool,
@@ -451,8 +454,8 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
         return Ok(None);
     }
     let mut out = vec![false; cat.len()];
-    let mut mark = |list: Vec<u32>| {
-        for i in list {
+    let mut mark = |list: &[u32]| {
+        for &i in list {
             if let Some(m) = out.get_mut(i as usize) {
                 *m = true;
             }
@@ -469,20 +472,25 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
             }
             let group: Vec<String> = ex.terms.into_iter().map(|f| f.term).collect();
             for term in &group {
-                mark(cat.sessions_with(term).map_err(ce)?);
+                mark(&cat.sessions_with(term).map_err(ce)?);
             }
             groups.push(group);
         }
         s.fuzzy_groups = Some(groups);
     } else {
+        // Kept for the cold notes (`cold_terms`), which need the same lists.
+        let mut lists = Vec::with_capacity(terms.len());
         for t in terms {
-            mark(cat.sessions_with(t).map_err(ce)?);
+            let list = cat.sessions_with(t).map_err(ce)?;
+            mark(&list);
+            lists.push(list);
         }
+        s.term_sessions = Some(lists);
     }
     if let Some(key) = s.px.id_key() {
         let with_key = cat.sessions_with_id_key(&key).map_err(ce)?;
         s.id_walk = Some(walk_set(cat.len(), &with_key));
-        mark(with_key);
+        mark(&with_key);
     }
     Ok(Some(out))
 }
@@ -1128,6 +1136,8 @@ struct ColdTerms {
     ids: HashMap<String, u32>,
     /// In the order noted until [`ColdTerms::seal`], then by session (stable).
     notes: Vec<(u32, u32, u32)>,
+    /// The notes are in session order already ([`ColdTerms::merge_sorted`]).
+    sorted: bool,
     /// After [`ColdTerms::seal`]: where each session's notes begin, one more at the end.
     starts: Vec<usize>,
 }
@@ -1157,6 +1167,31 @@ impl ColdTerms {
     #[allow(clippy::cast_possible_truncation)]
     fn note(&mut self, session: u32, group: usize, name: u32) {
         self.notes.push((session, group as u32, name));
+        self.sorted = false;
+    }
+
+    /// Notes group `g`'s term `names[g]` in each session of `lists[g]` (each ascending), as
+    /// [`ColdTerms::note`] would one list after the other, but merged in session order (a
+    /// session's notes by group), so [`ColdTerms::seal`] need not sort them.
+    #[allow(clippy::cast_possible_truncation)]
+    fn merge_sorted(&mut self, lists: &[Vec<u32>], names: &[u32]) {
+        let was_empty = self.notes.is_empty();
+        self.notes.reserve(lists.iter().map(Vec::len).sum());
+        let mut at = vec![0usize; lists.len()];
+        loop {
+            let mut best: Option<(u32, usize)> = None;
+            for (g, l) in lists.iter().enumerate() {
+                if let Some(&sess) = l.get(at[g]) {
+                    if best.is_none_or(|(b, _)| sess < b) {
+                        best = Some((sess, g));
+                    }
+                }
+            }
+            let Some((sess, g)) = best else { break };
+            self.notes.push((sess, g as u32, names[g]));
+            at[g] += 1;
+        }
+        self.sorted = was_empty;
     }
 
     /// Orders the notes by session, each session's in the order noted, and finds where each
@@ -1171,11 +1206,15 @@ impl ColdTerms {
     fn seal_with(&mut self, sessions: usize, table: bool) {
         self.starts.clear();
         if !table {
-            self.notes.sort_by_key(|n| n.0);
+            if !self.sorted {
+                self.notes.sort_by_key(|n| n.0);
+            }
             return;
         }
-        if self.notes.len() < sessions {
-            self.notes.sort_by_key(|n| n.0);
+        if self.notes.len() < sessions || self.sorted {
+            if !self.sorted {
+                self.notes.sort_by_key(|n| n.0);
+            }
             // One pass over the sorted notes: each session starts at its first note, or
             // (none) where the next session's notes start.
             let mut starts = Vec::with_capacity(sessions + 1);
@@ -1186,8 +1225,8 @@ impl ColdTerms {
                     end = k;
                     break;
                 }
-                while starts.len() <= session {
-                    starts.push(k);
+                if starts.len() <= session {
+                    starts.resize(session + 1, k);
                 }
             }
             starts.resize(sessions + 1, end);
@@ -1264,6 +1303,30 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
     };
     match &s.matcher {
         Matcher::None => {}
+        Matcher::Terms {
+            terms,
+            fuzzy: false,
+        } => {
+            let lists = match s.term_sessions.take() {
+                Some(lists) => lists,
+                None => terms
+                    .iter()
+                    .map(|t| cat.sessions_with(t).map_err(ce))
+                    .collect::<Result<Vec<_>, _>>()?,
+            };
+            let names: Vec<u32> = terms
+                .iter()
+                .zip(&lists)
+                .map(|(t, l)| {
+                    if l.is_empty() {
+                        u32::MAX
+                    } else {
+                        out.name_distinct(t.clone())
+                    }
+                })
+                .collect();
+            out.merge_sorted(&lists, &names);
+        }
         Matcher::Terms { terms, fuzzy } => {
             let set = fst::Set::from(cat.terms().map_err(ce)?.into_fst());
             for (g, t) in terms.iter().enumerate() {
@@ -1285,11 +1348,7 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                     if sessions.is_empty() {
                         continue;
                     }
-                    let name = if *fuzzy {
-                        out.name(&term)
-                    } else {
-                        out.name_distinct(term)
-                    };
+                    let name = out.name(&term);
                     for sess in sessions {
                         out.note(sess, g, name);
                     }
@@ -1720,6 +1779,7 @@ pub fn recall(
         regex_stopped: false,
         px: precision::Precision::new(&v),
         fuzzy_groups: None,
+        term_sessions: None,
         filtered: false,
         regex_terms: None,
         phrase_terms: None,
@@ -2378,6 +2438,33 @@ mod prefilter_tests {
                     let want: Vec<_> = notes.iter().filter(|n| n.0 == sess).copied().collect();
                     assert_eq!(with.notes[a.clone()], want[..], "{sessions} {count} {sess}");
                     assert_eq!(without.notes[b], want[..], "{sessions} {count} {sess}");
+                }
+                // A literal query's lists (each ascending, one per group) merged give the
+                // notes noting them one list after the other gives.
+                let mut lists: Vec<Vec<u32>> = vec![Vec::new(); 3];
+                for n in &notes {
+                    lists[n.1 as usize].push(n.0);
+                }
+                for l in &mut lists {
+                    l.sort_unstable();
+                    l.dedup();
+                }
+                let names = [4, 9, 2];
+                for table in [true, false] {
+                    let mut merged = super::ColdTerms::default();
+                    merged.merge_sorted(&lists, &names);
+                    merged.seal_with(sessions + 1, table);
+                    let mut noted = super::ColdTerms::default();
+                    for (g, l) in lists.iter().enumerate() {
+                        for &sess in l {
+                            noted.note(sess, g, names[g]);
+                        }
+                    }
+                    noted.seal_with(sessions + 1, table);
+                    for sess in 0..=sessions as u32 + 3 {
+                        let (a, b) = (merged.of(sess), noted.of(sess));
+                        assert_eq!(merged.notes[a], noted.notes[b], "{sessions} {count} {sess}");
+                    }
                 }
             }
         }
