@@ -535,19 +535,31 @@ fn structural_sessions(
         [(fa, va), (fb, vb)] => vec![pair_key(fa, va, fb, vb)],
         _ => set.iter().map(|&(f, v)| field_key(f, v)).collect(),
     };
-    let mut count = vec![0usize; cat.len()];
-    for key in &keys {
+    let mut out = vec![false; cat.len()];
+    if let [key] = &keys[..] {
+        // The sessions under the one key.
         for i in cat.sessions_with_id_key(key).map_err(ce)? {
-            if let Some(c) = count.get_mut(i as usize) {
-                *c += 1;
+            if let Some(o) = out.get_mut(i as usize) {
+                *o = true;
             }
         }
+    } else {
+        let mut count = vec![0u8; cat.len()];
+        for key in &keys {
+            for i in cat.sessions_with_id_key(key).map_err(ce)? {
+                if let Some(c) = count.get_mut(i as usize) {
+                    *c = c.saturating_add(1);
+                }
+            }
+        }
+        let need = u8::try_from(keys.len()).unwrap_or(u8::MAX);
+        for (o, c) in out.iter_mut().zip(count) {
+            *o = c == need;
+        }
     }
-    let need = keys.len();
     if matches!(set.len(), 1 | 2) {
-        s.structural_proven = count.iter().map(|&c| c == need).collect();
+        s.structural_proven.clone_from(&out);
     }
-    let mut out: Vec<bool> = count.into_iter().map(|c| c == need).collect();
     if let Some(key) = s.px.id_key() {
         let with_key = cat.sessions_with_id_key(&key).map_err(ce)?;
         for &i in &with_key {
