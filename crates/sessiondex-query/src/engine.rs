@@ -2157,27 +2157,35 @@ pub fn recall(
         .saturating_add(v.page_size as usize)
         .min(CANDIDATE_ITEM_BUDGET)
         .min(items.len());
-    let mut order: Vec<(usize, precision::Ranked)> = items.into_iter().enumerate().collect();
-    let cmp = |(ia, a): &(usize, precision::Ranked), (ib, b): &(usize, precision::Ranked)| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| {
-                if a.1 == b.1 {
-                    // One slot: one session, its time and file.
-                    return std::cmp::Ordering::Equal;
-                }
-                slots[a.1].rank.cmp(&slots[b.1].rank)
-            })
-            .then_with(|| a.2.cmp(&b.2))
-            .then_with(|| ia.cmp(ib))
+    // Each item's place as one integer, so the selection compares integers: the score
+    // (descending, in `f32::total_cmp`'s order), its slot's rank (one slot, one session: its
+    // time and file), the entry, the item's position.
+    let key = |(i, it): (usize, &precision::Ranked)| -> u128 {
+        let bits = it.0.to_bits();
+        let ascending = if bits >> 31 == 1 {
+            !bits
+        } else {
+            bits | 0x8000_0000
+        };
+        let rank = slots.get(it.1).map_or(u32::MAX, |sl| sl.rank);
+        (u128::from(!ascending) << 96)
+            | (u128::from(rank) << 64)
+            | (u128::from(it.2) << 32)
+            | u128::from(u32::try_from(i).unwrap_or(u32::MAX))
     };
+    let mut order: Vec<u128> = items.iter().enumerate().map(key).collect();
     if want == 0 {
         order.clear();
     } else if want < order.len() {
-        order.select_nth_unstable_by(want - 1, cmp);
+        order.select_nth_unstable(want - 1);
         order.truncate(want);
     }
-    order.sort_unstable_by(cmp);
-    let items: Vec<precision::Ranked> = order.into_iter().map(|(_, it)| it).collect();
+    order.sort_unstable();
+    #[allow(clippy::cast_possible_truncation)]
+    let items: Vec<precision::Ranked> = order
+        .iter()
+        .filter_map(|&k| items.get(k as u32 as usize).copied())
+        .collect();
 
     // One page, bounded.
     let highlight = QueryTerms::from_terms(s.highlight.iter().cloned());
@@ -2637,6 +2645,40 @@ mod prefilter_tests {
                 ("both.jsonl", "harbor kestrel")
             ])
         );
+    }
+
+    /// Without a query every hit scores the same: newer sessions first, whichever entry
+    /// holds the match (the oldest session's is its first entry, the newest's its fifth).
+    #[test]
+    fn structural_pages_go_newest_first() {
+        let session = |i: usize| {
+            let mut lines = vec![format!(
+                r#"{{"type":"session","version":3,"id":"n{i}","timestamp":"2026-01-01T00:00:0{i}Z","cwd":"/p"}}"#
+            )];
+            let mut parent = "null".to_owned();
+            for k in 0..2 * i {
+                lines.push(format!(
+                    r#"{{"type":"message","id":"u{k}","parentId":{parent},"timestamp":"2026-01-01T00:00:0{i}Z","message":{{"role":"user","content":"step {k}"}}}}"#
+                ));
+                parent = format!("\"u{k}\"");
+            }
+            lines.push(format!(
+                r#"{{"type":"message","id":"a","parentId":{parent},"timestamp":"2026-01-01T00:00:0{i}Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"call_a","name":"bash","arguments":{{"command":"make"}}}}]}}}}"#
+            ));
+            lines.join("\n") + "\n"
+        };
+        let mut m = MemoryIndex::new(MemoryConfig::default());
+        for i in 0..3 {
+            m.add_file(&format!("n{i}.jsonl"), session(i).as_bytes())
+                .unwrap();
+        }
+        let opts = m.engine_options();
+        let index = m.index(Branches::Active).unwrap();
+        let mut r = RecallRequest::from_json(&serde_json::json!({"tool": "bash"})).unwrap();
+        r.scope = Some(Scope::Global);
+        let page = same_page(index, &opts, &r, "tool bash");
+        let files: Vec<&str> = page.hits.iter().map(|h| h.file.as_str()).collect();
+        assert_eq!(files, ["n2.jsonl", "n1.jsonl", "n0.jsonl"]);
     }
 
     /// With one structural filter the catalog's field keys prove the cold candidates, with two
