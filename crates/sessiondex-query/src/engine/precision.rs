@@ -226,7 +226,12 @@ pub(super) fn add_and_tier(
             }
         }
     }
-    // Bonuses: each tier scores above the highest final score of the tiers below.
+    // Bonuses: each tier scores above the highest final score of the tiers below. With every
+    // item in tier 0 there is none (its bonus is 0, and no score is -0.0: BM25's terms are
+    // never negative), so the passes are skipped.
+    if tier.iter().all(|&t| t == 0) {
+        return Ok(());
+    }
     let mut below: Option<f32> = None;
     for t in [0u8, 2, 3] {
         let bonus = if t == 0 {
