@@ -47,17 +47,37 @@ impl Default for SnippetOptions {
 /// any order; ranges off char boundaries are widened, ranges past the end are clipped).
 #[must_use]
 pub fn snippet(text: &str, matches: &[Range<usize>], opts: &SnippetOptions) -> Snippet {
-    // Byte offset of every char start, plus the end.
-    let starts: Vec<usize> = text
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain(std::iter::once(text.len()))
-        .collect();
-    let n_chars = starts.len() - 1;
-    let char_of = |byte: usize| starts.partition_point(|&s| s < byte.min(text.len()));
+    window(text, matches, opts, text.is_ascii())
+}
+
+/// [`snippet`], told whether `text` is ASCII (a test runs ASCII text both ways).
+fn window(text: &str, matches: &[Range<usize>], opts: &SnippetOptions, ascii: bool) -> Snippet {
+    // Byte offset of every char start, plus the end; none kept for ASCII text, where the
+    // k-th char starts at byte k (most entries: no offsets to collect for a long one).
+    let starts: Vec<usize> = if ascii {
+        Vec::new()
+    } else {
+        text.char_indices()
+            .map(|(i, _)| i)
+            .chain(std::iter::once(text.len()))
+            .collect()
+    };
+    let at = |k: usize| if ascii { k } else { starts[k] };
+    let n_chars = if ascii { text.len() } else { starts.len() - 1 };
+    let char_of = |byte: usize| {
+        if ascii {
+            byte.min(text.len())
+        } else {
+            starts.partition_point(|&s| s < byte.min(text.len()))
+        }
+    };
     let char_floor = |byte: usize| {
         let b = byte.min(text.len());
-        starts.partition_point(|&s| s <= b).saturating_sub(1)
+        if ascii {
+            b
+        } else {
+            starts.partition_point(|&s| s <= b).saturating_sub(1)
+        }
     };
 
     // Matches as char ranges, sorted, empty ones dropped.
@@ -110,7 +130,7 @@ pub fn snippet(text: &str, matches: &[Range<usize>], opts: &SnippetOptions) -> S
             // Prefer to start after a space within the lead, if that keeps every match.
             if ws > 0 {
                 if let Some(k) = (ws..s).find(|&k| {
-                    text[starts[k]..starts[k + 1]]
+                    text[at(k)..at(k + 1)]
                         .chars()
                         .next()
                         .is_some_and(char::is_whitespace)
@@ -126,7 +146,7 @@ pub fn snippet(text: &str, matches: &[Range<usize>], opts: &SnippetOptions) -> S
         }
     };
 
-    let (bs, be) = (starts[ws], starts[we]);
+    let (bs, be) = (at(ws), at(we));
     let mut highlights = Vec::new();
     for &(s, e) in &spans {
         if highlights.len() >= opts.max_highlights {
@@ -134,7 +154,7 @@ pub fn snippet(text: &str, matches: &[Range<usize>], opts: &SnippetOptions) -> S
         }
         let (s, e) = (s.max(ws), e.min(we));
         if s < e {
-            highlights.push([starts[s] - bs, starts[e] - bs]);
+            highlights.push([at(s) - bs, at(e) - bs]);
         }
     }
     Snippet {
@@ -267,6 +287,43 @@ mod tests {
             },
         );
         assert_eq!(s.highlights.len(), 2);
+    }
+
+    /// ASCII text gives the same snippet with or without the table of char starts.
+    #[test]
+    fn ascii_needs_no_char_table() {
+        // xorshift64
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let words = ["alpha", " ", "timeout", "\n", "x", "  ", "filler"];
+        for round in 0..300 {
+            let len = next(120) as usize;
+            let text: String = (0..len)
+                .map(|_| words[next(7) as usize])
+                .collect::<String>();
+            let spans: Vec<Range<usize>> = (0..next(6))
+                .map(|_| {
+                    let a = next(text.len() as u64 + 3) as usize;
+                    a..a + next(12) as usize
+                })
+                .collect();
+            for max in [0, 1, 5, 16, 40, 240] {
+                let o = SnippetOptions {
+                    max_chars: max,
+                    max_highlights: 1 + round % 4,
+                };
+                assert_eq!(
+                    window(&text, &spans, &o, true),
+                    window(&text, &spans, &o, false),
+                    "{text:?} {spans:?} {max}"
+                );
+            }
+        }
     }
 
     #[test]
