@@ -354,7 +354,21 @@ fn candidates_newest_first(index: &Index, cands: &[bool]) -> Vec<usize> {
     let n = index.entries().len();
     let count = cands.iter().take(n).filter(|&&c| c).count() + n.saturating_sub(cands.len());
     if count < n / 64 {
-        let mut picked: Vec<usize> = (0..n).filter(|&i| is_cand(i)).collect();
+        // Blocks of 64 flags with none set (most of them) are passed over whole.
+        let mut picked: Vec<usize> = Vec::with_capacity(count);
+        let marked = cands.get(..n).unwrap_or(cands);
+        for (b, block) in marked.chunks(64).enumerate() {
+            if block.iter().fold(false, |any, &c| any | c) {
+                picked.extend(
+                    block
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &c)| c)
+                        .map(|(j, _)| b * 64 + j),
+                );
+            }
+        }
+        picked.extend(marked.len()..n);
         let rank = index.newest_rank();
         picked.sort_unstable_by_key(|&i| rank.get(i).copied().unwrap_or(u32::MAX));
         return picked;
