@@ -488,14 +488,60 @@ pub fn format_rfc3339_ms(ms: i64) -> Option<String> {
         rem / 1000 % 60,
         rem % 1000,
     );
-    Some(format!(
-        "{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z"
-    ))
+    // Written digit by digit (a page formats a time per hit; `format!` was most of it).
+    let mut out = *b"0000-00-00T00:00:00.000Z";
+    for (at, width, v) in [
+        (0, 4, y),
+        (5, 2, m),
+        (8, 2, d),
+        (11, 2, h),
+        (14, 2, mi),
+        (17, 2, s),
+        (20, 3, milli),
+    ] {
+        let mut v = v;
+        for k in (at..at + width).rev() {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            if let Some(c) = out.get_mut(k) {
+                *c = b'0' + (v % 10) as u8;
+            }
+            v /= 10;
+        }
+    }
+    Some(out.iter().map(|&c| char::from(c)).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The digit-by-digit form is the `format!` one, over years 0000-9999.
+    #[test]
+    fn formatted_times_are_the_padded_fields() {
+        let mut ms = -62_167_219_200_000i64; // 0000-01-01
+        let last = 253_402_300_799_999i64; // 9999-12-31T23:59:59.999
+        let step = 7_919_999_999_977i64 / 64;
+        while ms <= last {
+            for t in [ms, ms + 999, ms + 86_399_999] {
+                let days = t.div_euclid(86_400_000);
+                let rem = t.rem_euclid(86_400_000);
+                let (y, m, d) = civil_from_days(days);
+                let want = format!(
+                    "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+                    rem / 3_600_000,
+                    rem / 60_000 % 60,
+                    rem / 1000 % 60,
+                    rem % 1000
+                );
+                if (0..=9999).contains(&y) {
+                    assert_eq!(format_rfc3339_ms(t).as_deref(), Some(want.as_str()), "{t}");
+                }
+            }
+            ms += step;
+        }
+        assert_eq!(format_rfc3339_ms(last + 1), None);
+        assert_eq!(format_rfc3339_ms(-62_167_219_200_001), None);
+    }
 
     #[test]
     fn timestamps_round_trip() {
