@@ -352,7 +352,8 @@ fn add_incomplete_reasons(coverage: &mut Coverage, e: &sessiondex_core::catalog:
 fn candidates_newest_first(index: &Index, cands: &[bool]) -> Vec<usize> {
     let is_cand = |i: usize| cands.get(i).copied().unwrap_or(true);
     let n = index.entries().len();
-    let count = cands.iter().take(n).filter(|&&c| c).count() + n.saturating_sub(cands.len());
+    let count = cands.iter().take(n).map(|&c| usize::from(c)).sum::<usize>()
+        + n.saturating_sub(cands.len());
     if count < n / 64 {
         // Blocks of 64 flags with none set (most of them) are passed over whole.
         let mut picked: Vec<usize> = Vec::with_capacity(count);
