@@ -425,11 +425,7 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
             // else. A hot one stays: its filtered entries are BM25 documents.
             let mut holds = s.id_walk.clone().unwrap_or_else(|| vec![false; cat.len()]);
             for t in terms {
-                for i in cat.sessions_with(t).map_err(ce)? {
-                    if let Some(h) = holds.get_mut(i as usize) {
-                        *h = true;
-                    }
-                }
+                mark(&mut holds, &cat.sessions_with(t).map_err(ce)?);
             }
             let flags = index.session_flags();
             for (i, o) in out.iter_mut().enumerate() {
@@ -470,13 +466,6 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
         return Ok(None);
     }
     let mut out = vec![false; cat.len()];
-    let mut mark = |list: &[u32]| {
-        for &i in list {
-            if let Some(m) = out.get_mut(i as usize) {
-                *m = true;
-            }
-        }
-    };
     if *fuzzy {
         let set = fst::Set::from(cat.terms().map_err(ce)?.into_fst());
         let mut groups = Vec::with_capacity(terms.len());
@@ -488,7 +477,7 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
             }
             let group: Vec<String> = ex.terms.into_iter().map(|f| f.term).collect();
             for term in &group {
-                mark(&cat.sessions_with(term).map_err(ce)?);
+                mark(&mut out, &cat.sessions_with(term).map_err(ce)?);
             }
             groups.push(group);
         }
@@ -498,7 +487,7 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
         let mut lists = Vec::with_capacity(terms.len());
         for t in terms {
             let list = cat.sessions_with(t).map_err(ce)?;
-            mark(&list);
+            mark(&mut out, &list);
             lists.push(list);
         }
         s.term_sessions = Some(lists);
@@ -506,7 +495,7 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
     if let Some(key) = s.px.id_key() {
         let with_key = cat.sessions_with_id_key(&key).map_err(ce)?;
         s.id_walk = Some(walk_set(cat.len(), &with_key));
-        mark(&with_key);
+        mark(&mut out, &with_key);
     }
     Ok(Some(out))
 }
@@ -515,12 +504,17 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
 /// compared one by one.
 fn walk_set(n: usize, with_key: &[u32]) -> Vec<bool> {
     let mut w = vec![false; n];
-    for &i in with_key {
-        if let Some(m) = w.get_mut(i as usize) {
+    mark(&mut w, with_key);
+    w
+}
+
+/// Sets the flags of the sessions `list` names (positions past `set` are ignored).
+fn mark(set: &mut [bool], list: &[u32]) {
+    for &i in list {
+        if let Some(m) = set.get_mut(i as usize) {
             *m = true;
         }
     }
-    w
 }
 
 /// With structural filters (any query mode): the sessions holding a record with every
@@ -554,11 +548,7 @@ fn structural_sessions(
     let mut out = vec![false; cat.len()];
     if let [key] = &keys[..] {
         // The sessions under the one key.
-        for i in cat.sessions_with_id_key(key).map_err(ce)? {
-            if let Some(o) = out.get_mut(i as usize) {
-                *o = true;
-            }
-        }
+        mark(&mut out, &cat.sessions_with_id_key(key).map_err(ce)?);
     } else {
         let mut count = vec![0u8; cat.len()];
         for key in &keys {
@@ -578,11 +568,7 @@ fn structural_sessions(
     }
     if let Some(key) = s.px.id_key() {
         let with_key = cat.sessions_with_id_key(&key).map_err(ce)?;
-        for &i in &with_key {
-            if let Some(m) = out.get_mut(i as usize) {
-                *m = true;
-            }
-        }
+        mark(&mut out, &with_key);
         s.id_walk = Some(walk_set(cat.len(), &with_key));
     }
     s.filtered = true;
@@ -642,7 +628,7 @@ fn regex_sessions(
             ));
             last_end = end;
         }
-        let dotted = term.windows(2).any(|w| w == [0xcc, 0x87]);
+        let dotted = list.dotted().binary_search(&k).is_ok();
         if matched || dotted {
             for i in cat.sessions_at(ord).map_err(ce)? {
                 if let Some(m) = out.get_mut(i as usize) {
