@@ -199,11 +199,13 @@ pub struct CatalogBuilder {
 /// not 14), and the 40 batches are folded on as many threads as there are cores.
 const FOLD: usize = 256;
 
-/// Per-session maps merged into one ([`merge`]): a term map, `n+1` posting starts and the
-/// postings, session ordinals already final.
+/// Per-session term sets merged into one part of the final [`merge`]: its distinct terms in
+/// byte order (their bytes one after another, `ends[r]` the end of term `r`), `n+1` posting
+/// starts and the postings, session ordinals already final.
 #[derive(Debug, Default)]
 struct Folded {
-    map: Vec<u8>,
+    text: Vec<u8>,
+    ends: Vec<usize>,
     starts: Vec<u32>,
     bytes: Vec<u8>,
 }
@@ -401,7 +403,8 @@ impl Folded {
             *slot += 1;
         }
         drop(pairs);
-        let mut map = fst::MapBuilder::memory();
+        let mut text = Vec::with_capacity(terms.text.len());
+        let mut ends = Vec::with_capacity(n);
         let mut bytes = Vec::new();
         let mut byte_starts = Vec::with_capacity(n + 1);
         byte_starts.push(0u32);
@@ -415,14 +418,37 @@ impl Folded {
                 write_varint(&mut bytes, if k == 0 { s } else { s - prev });
                 prev = s;
             }
-            map.insert(terms.get(id), r as u64)?;
+            text.extend_from_slice(terms.get(id));
+            ends.push(text.len());
             byte_starts.push(format::to_u32(bytes.len())?);
         }
         Ok(Folded {
-            map: map.into_inner()?,
+            text,
+            ends,
             starts: byte_starts,
             bytes,
         })
+    }
+
+    /// How many distinct terms.
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Term `r` in byte order.
+    fn term(&self, r: usize) -> &[u8] {
+        let start = if r == 0 { 0 } else { self.ends[r - 1] };
+        &self.text[start..self.ends[r]]
+    }
+
+    /// Calls `f` with each session of term `r`, ascending.
+    fn each_session(&self, r: usize, f: impl FnMut(u32)) -> Result<()> {
+        let span = match (self.starts.get(r), self.starts.get(r + 1)) {
+            (Some(&a), Some(&b)) => a as usize..b as usize,
+            _ => return Err(missing()),
+        };
+        let bytes = self.bytes.get(span).ok_or_else(missing)?;
+        each_varint_delta(bytes, u32::MAX as usize, f)
     }
 
     /// Every batch folded, in order: on this thread and up to three helpers taking batches
@@ -720,6 +746,10 @@ struct Carried<'c, B> {
 /// The union of parts already merged and of a previous catalog's map when given: a term map
 /// (term -> ordinal), `n+1` posting starts and the postings (ascending session ordinals as
 /// varint deltas). A term whose sessions are all gone is left out.
+///
+/// The parts are merged by a heap of part numbers ordered by (current term, part number), so
+/// a term's parts come out in order and, parts being in session order, its sessions
+/// ascending; they are sorted only when a carried session breaks that.
 fn merge<B: AsRef<[u8]>>(
     parts: &[Folded],
     carried: Option<Carried<'_, B>>,
@@ -734,59 +764,103 @@ fn merge<B: AsRef<[u8]>>(
         )?),
         None => None,
     };
-    let part_maps = parts
-        .iter()
-        .map(|p| fst::Map::new(p.map.as_slice()))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    // Streams: the previous catalog's map when there is one, then the parts.
-    let mut op = fst::map::OpBuilder::new();
-    if let Some(m) = &old_map {
-        op.push(m);
+    let mut old = old_map.as_ref().map(fst::Map::stream);
+    // The previous catalog's current term and its ordinal there.
+    let mut old_key: Vec<u8> = Vec::new();
+    let mut advance_old = |key: &mut Vec<u8>| {
+        let next = old.as_mut().and_then(|s| s.next());
+        next.map(|(t, v)| {
+            key.clear();
+            key.extend_from_slice(t);
+            v
+        })
+    };
+    let mut old_at = advance_old(&mut old_key);
+    // `pos[p]`: part `p`'s current term; the heap holds the parts not yet exhausted.
+    let mut pos = vec![0usize; parts.len()];
+    let less =
+        |pos: &[usize], a: usize, b: usize| (parts[a].term(pos[a]), a) < (parts[b].term(pos[b]), b);
+    let mut heap: Vec<usize> = (0..parts.len()).filter(|&p| parts[p].len() > 0).collect();
+    for at in (0..heap.len() / 2).rev() {
+        sift_down(&mut heap, at, |a, b| less(&pos, a, b));
     }
-    for m in &part_maps {
-        op.push(m);
-    }
-    let first_part = usize::from(old_map.is_some());
-    let mut union = op.union();
+    let mut key: Vec<u8> = Vec::new();
     let mut sessions: Vec<u32> = Vec::new();
     let mut ord = 0u64;
-    while let Some((term, hits)) = union.next() {
+    loop {
+        let top = heap.first().map(|&p| parts[p].term(pos[p]));
+        let from_old = match (top, old_at) {
+            (None, None) => break,
+            (Some(t), Some(_)) => old_key.as_slice() <= t,
+            (None, Some(_)) => true,
+            (Some(_), None) => false,
+        };
+        key.clear();
+        key.extend_from_slice(if from_old {
+            &old_key
+        } else {
+            top.unwrap_or_default()
+        });
         sessions.clear();
-        for h in hits {
-            if let Some(i) = h.index.checked_sub(first_part) {
-                let p = parts.get(i).ok_or_else(missing)?;
-                let at = usize::try_from(h.value).map_err(|_| missing())?;
-                let span = match (p.starts.get(at), p.starts.get(at + 1)) {
-                    (Some(&a), Some(&b)) => a as usize..b as usize,
-                    _ => return Err(missing()),
-                };
-                let bytes = p.bytes.get(span).ok_or_else(missing)?;
-                each_varint_delta(bytes, u32::MAX as usize, |s| sessions.push(s))?;
-            } else if let Some(c) = &carried {
-                c.cat.each_posting(c.starts, c.bytes, h.value, |s| {
-                    match c.renumber.get(s as usize) {
-                        Some(&n) if n != u32::MAX => sessions.push(n),
-                        _ => {}
-                    }
-                })?;
+        if let (true, Some(at), Some(c)) = (from_old, old_at, &carried) {
+            c.cat.each_posting(c.starts, c.bytes, at, |s| {
+                match c.renumber.get(s as usize) {
+                    Some(&n) if n != u32::MAX => sessions.push(n),
+                    _ => {}
+                }
+            })?;
+            old_at = advance_old(&mut old_key);
+        }
+        while let Some(&p) = heap.first() {
+            let r = pos[p];
+            if parts[p].term(r) != key.as_slice() {
+                break;
             }
+            parts[p].each_session(r, |s| sessions.push(s))?;
+            pos[p] += 1;
+            if pos[p] == parts[p].len() {
+                heap.swap_remove(0);
+            }
+            sift_down(&mut heap, 0, |a, b| less(&pos, a, b));
         }
         if sessions.is_empty() {
             continue;
         }
-        sessions.sort_unstable();
-        sessions.dedup();
+        if !sessions.is_sorted_by(|a, b| a < b) {
+            sessions.sort_unstable();
+            sessions.dedup();
+        }
         let mut prev = 0u32;
         for (k, &s) in sessions.iter().enumerate() {
             let delta = if k == 0 { s } else { s - prev };
             write_varint(&mut post_bytes, delta);
             prev = s;
         }
-        terms.insert(term, ord)?;
+        terms.insert(&key, ord)?;
         ord += 1;
         post_starts.push(post_bytes.len() as u64);
     }
     Ok((terms.into_inner()?, post_starts, post_bytes))
+}
+
+/// Restores the heap order of `heap` below `at` (a min-heap by `less`).
+fn sift_down(heap: &mut [usize], mut at: usize, less: impl Fn(usize, usize) -> bool) {
+    loop {
+        let l = 2 * at + 1;
+        if l >= heap.len() {
+            return;
+        }
+        let c = if l + 1 < heap.len() && less(heap[l + 1], heap[l]) {
+            l + 1
+        } else {
+            l
+        };
+        if !less(heap[c], heap[at]) {
+            return;
+        }
+        heap.swap(c, at);
+        at = c;
+    }
 }
 
 /// Longest id key, in characters: keys narrow a lookup to candidate sessions, whose records
@@ -1692,7 +1766,7 @@ mod tests {
     /// every 256 sessions, or every 7, writes the catalog that one merge of all of them
     /// writes, byte for byte, and every term maps to exactly the sessions that hold it. A
     /// catalog written from that one, carrying every other session, equals a fresh build of
-    /// those sessions.
+    /// those sessions, and carrying every other session while adding the rest anew equals it.
     #[test]
     fn folded_merges_equal_one_merge() {
         let entry = |i: usize| CatalogEntry {
@@ -1775,6 +1849,21 @@ mod tests {
         }
         let carried = b.finish_from(Some(&cat)).unwrap();
         assert_eq!(carried.as_slice(), build(usize::MAX, &even).as_slice());
+        // Carried and new sessions interleaved: a term's carried sessions and its new ones
+        // merge into one ascending list.
+        let mut b = CatalogBuilder::new(Branches::Active);
+        b.fold = 7;
+        for i in 0..700 {
+            if even(i) {
+                b.add_carried(&entry(i), &cat, i).unwrap();
+            } else {
+                b.add_with(&entry(i), terms(i)).unwrap();
+            }
+        }
+        assert_eq!(
+            b.finish_from(Some(&cat)).unwrap().as_slice(),
+            one.as_slice()
+        );
     }
 
     proptest::proptest! {
@@ -1814,14 +1903,12 @@ mod tests {
                 })
                 .collect();
             let folded = Folded::of(&batch).unwrap();
-            let map = fst::Map::new(folded.map.as_slice()).unwrap();
-            proptest::prop_assert_eq!(map.len(), union.len());
+            proptest::prop_assert_eq!(folded.len(), union.len());
             for (ord, (term, mut want)) in union.into_iter().enumerate() {
-                proptest::prop_assert_eq!(map.get(&term), Some(ord as u64));
+                proptest::prop_assert_eq!(folded.term(ord), term.as_bytes());
                 want.sort_unstable();
-                let span = folded.starts[ord] as usize..folded.starts[ord + 1] as usize;
                 let mut got = Vec::new();
-                each_varint_delta(&folded.bytes[span], usize::MAX, |s| got.push(s)).unwrap();
+                folded.each_session(ord, |s| got.push(s)).unwrap();
                 proptest::prop_assert_eq!(got, want);
             }
         }
