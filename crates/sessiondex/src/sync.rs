@@ -402,7 +402,7 @@ fn sync_with(
     } else {
         Vec::new()
     };
-    let ahead = Ahead::new(jobs, 2 * threads, |at: usize, tier: &Tier| {
+    let ahead = Ahead::new(jobs, AHEAD_JOBS, AHEAD_BYTES, |at: usize, tier: &Tier| {
         read_one(&policy, &policy_fp, branches, *tier, &candidates[at], &opts)
     });
     std::thread::scope(|scope| -> Result<(), Error> {
@@ -691,16 +691,22 @@ fn build_threads() -> usize {
         .map_or_else(source::worker_threads, |n| n.clamp(1, 64))
 }
 
+/// The most rebuilds helpers hold ahead of the walk (started or finished, not yet taken), and
+/// the most source bytes they may stand for (one session past it is held when it is alone):
+/// held results are index files in memory, at most about as large as their sources.
+const AHEAD_JOBS: usize = 32;
+const AHEAD_BYTES: u64 = 128 << 20;
+
 /// The rebuilds a sync will most likely ask for, in the walk's order, each with the tier the
-/// walk gives it when every build succeeds: sessions the last catalog does not have (and
-/// skipped files that changed), within the budgets. A session the last catalog has is left
-/// to the walk: it is usually reused.
+/// walk gives it when every build succeeds and its source bytes: sessions the last catalog
+/// does not have (and skipped files that changed), within the budgets. A session the last
+/// catalog has is left to the walk: it is usually reused.
 fn likely_rebuilds(
     candidates: &[Candidate],
     old_entries: &HashMap<&str, usize>,
     old_skipped: &HashMap<String, Skipped>,
     config: &Config,
-) -> Vec<(usize, Tier)> {
+) -> Vec<(usize, Tier, u64)> {
     let mut hot_left = config.hot_sessions;
     let (mut count, mut bytes) = (0usize, 0u64);
     let mut jobs = Vec::new();
@@ -721,7 +727,7 @@ fn likely_rebuilds(
             }
             count += 1;
             bytes += c.stat.size;
-            jobs.push((at, tier));
+            jobs.push((at, tier, c.stat.size));
         }
         hot_left = hot_left.saturating_sub(usize::from(tier == Tier::Hot));
     }
