@@ -21,7 +21,6 @@
 //! - u64 columns `hot_entries`, `hot_tokens`: a hot shard's entry and token totals, so BM25
 //!   statistics over every hot session need no shard opened.
 
-use std::collections::HashSet;
 use std::ops::Range;
 
 use rkyv::{Archive, Serialize};
@@ -937,8 +936,8 @@ type Fields<'a> = [(&'static str, Option<&'a str>); 6];
 #[derive(Default)]
 struct IdKeys<'a> {
     keys: Vec<String>,
-    fields: HashSet<(usize, &'a str)>,
-    pairs: HashSet<(usize, &'a str, usize, &'a str)>,
+    fields: rustc_hash::FxHashSet<(usize, &'a str)>,
+    pairs: rustc_hash::FxHashSet<(usize, &'a str, usize, &'a str)>,
 }
 
 impl<'a> IdKeys<'a> {
@@ -1686,7 +1685,7 @@ mod tests {
             "c",
         ];
         let names = ["role", "tool", "ref", "provider", "action", "outcome"];
-        let mut seen = HashSet::new();
+        let mut seen = std::collections::HashSet::new();
         for (i, fa) in names.iter().enumerate() {
             for fb in &names[i + 1..] {
                 for va in values {
