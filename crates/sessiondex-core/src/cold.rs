@@ -267,6 +267,13 @@ pub fn vocabulary(sel: &Selection, policy: &Policy) -> BTreeSet<String> {
 /// The distinct tokens of [`vocabulary`], collected.
 fn collect_vocabulary(sel: &Selection, policy: &Policy) -> Result<TermCollector> {
     let mut terms = TermCollector::default();
+    collect_into(&mut terms, sel, policy)?;
+    Ok(terms)
+}
+
+/// [`collect_vocabulary`] into `terms` (cleared first).
+fn collect_into(terms: &mut TermCollector, sel: &Selection, policy: &Policy) -> Result<()> {
+    terms.clear();
     let mut failed = None;
     for r in &sel.records {
         for part in [policy.text(r), policy.thinking(r)].into_iter().flatten() {
@@ -277,7 +284,12 @@ fn collect_vocabulary(sel: &Selection, policy: &Policy) -> Result<TermCollector>
             });
         }
     }
-    failed.map_or(Ok(terms), Err)
+    failed.map_or(Ok(()), Err)
+}
+
+thread_local! {
+    /// This thread's collector, kept from one cold build to the next.
+    static COLLECTOR: std::cell::Cell<Option<TermCollector>> = const { std::cell::Cell::new(None) };
 }
 
 fn term_list(terms: &[&[u8]]) -> Result<TermList> {
@@ -430,8 +442,21 @@ fn largest_fitting(
 ///
 /// [`ErrorKind::TooLarge`] when a column exceeds `u32` offsets.
 pub fn build(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<Aligned> {
+    let mut collected = COLLECTOR.take().unwrap_or_default();
+    let built = build_with(&mut collected, meta, sel, policy);
+    COLLECTOR.set(Some(collected));
+    built
+}
+
+/// [`build`] with a collector for the vocabulary.
+fn build_with(
+    collected: &mut TermCollector,
+    meta: &SessionMeta,
+    sel: &Selection,
+    policy: &Policy,
+) -> Result<Aligned> {
     let mut summary = SessionSummary::new(meta, sel);
-    let collected = collect_vocabulary(sel, policy)?;
+    collect_into(collected, sel, policy)?;
     let all_terms = collected.sorted();
     let mut kept_terms = 0usize;
     let mut bytes = 0u64;

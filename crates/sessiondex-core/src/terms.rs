@@ -241,11 +241,13 @@ impl Cursor<'_> {
 /// are appended once to one buffer. Longer terms go to a hash set.
 ///
 /// A cold digest's vocabulary is built this way: every token of a session passes through it,
-/// and it was a quarter of a build as a set of boxed strings.
+/// and it was a quarter of a build as a set of boxed strings. One collector serves one
+/// session after another ([`TermCollector::clear`]): its table grows once, not per session.
 #[derive(Default)]
 pub(crate) struct TermCollector {
     slots: Vec<Slot>,
-    used: usize,
+    /// The slots in use, as filled.
+    occupied: Vec<u32>,
     text: Vec<u8>,
     long: rustc_hash::FxHashSet<Box<[u8]>>,
     empty: bool,
@@ -262,6 +264,11 @@ struct Slot {
 
 /// The longest term kept inline.
 const INLINE: usize = 16;
+
+/// The largest table [`TermCollector::clear`] keeps (1.5 MiB, with the terms' bytes): a
+/// session with more than 32,768 distinct short terms leaves a table that the next one would
+/// not fill.
+const KEPT_SLOTS: usize = 1 << 16;
 
 /// Two words that, with the length, identify a term of 1 to [`INLINE`] bytes: the first and
 /// last 8 bytes (overlapping when shorter than 16), the first and last 4 (shorter than 8), or
@@ -316,7 +323,7 @@ impl TermCollector {
             }
             return Ok(());
         }
-        if (self.used + 1) * 2 > self.slots.len() {
+        if (self.occupied.len() + 1) * 2 > self.slots.len() {
             self.grow();
         }
         let (lo, hi) = words(t);
@@ -329,7 +336,7 @@ impl TermCollector {
                 let at = crate::format::to_u32(self.text.len())?;
                 self.text.extend_from_slice(t);
                 self.slots[i] = Slot { lo, hi, at, len };
-                self.used += 1;
+                self.occupied.push(i as u32);
                 return Ok(());
             }
             if s.lo == lo && s.hi == hi && s.len == len {
@@ -348,13 +355,31 @@ impl TermCollector {
         let len = (self.slots.len() * 2).max(1024);
         let old = std::mem::replace(&mut self.slots, vec![Slot::default(); len]);
         let mask = len - 1;
-        for s in old.into_iter().filter(|s| s.len != 0) {
-            let mut i = self.first_slot(slot_hash(s.lo, s.hi, s.len));
+        for k in &mut self.occupied {
+            let s = old[*k as usize];
+            let mut i = (slot_hash(s.lo, s.hi, s.len) >> (64 - len.trailing_zeros())) as usize;
             while self.slots[i].len != 0 {
                 i = (i + 1) & mask;
             }
             self.slots[i] = s;
+            *k = i as u32;
         }
+    }
+
+    /// Forgets every term, keeping the table (up to [`KEPT_SLOTS`]) for the next session:
+    /// only the slots in use are emptied.
+    pub(crate) fn clear(&mut self) {
+        if self.slots.len() > KEPT_SLOTS {
+            *self = TermCollector::default();
+            return;
+        }
+        for &k in &self.occupied {
+            self.slots[k as usize].len = 0;
+        }
+        self.occupied.clear();
+        self.text.clear();
+        self.long.clear();
+        self.empty = false;
     }
 
     /// Every distinct term, in byte order. Each is sorted with its first 8 bytes as a
@@ -367,11 +392,16 @@ impl TermCollector {
             b[..n].copy_from_slice(&t[..n]);
             u64::from_be_bytes(b)
         }
-        let mut keyed: Vec<(u64, &[u8])> = Vec::with_capacity(self.used + self.long.len() + 1);
+        let mut keyed: Vec<(u64, &[u8])> =
+            Vec::with_capacity(self.occupied.len() + self.long.len() + 1);
         if self.empty {
             keyed.push((0, &[]));
         }
-        for s in self.slots.iter().filter(|s| s.len != 0) {
+        for s in self
+            .occupied
+            .iter()
+            .filter_map(|&k| self.slots.get(k as usize))
+        {
             let at = s.at as usize;
             let t = self
                 .text
@@ -522,18 +552,32 @@ mod tests {
 
     proptest! {
         /// The collector's terms are the distinct inputs, sorted: short terms that differ in
-        /// one byte anywhere (so every byte must count), long ones, past the table's growth.
+        /// one byte anywhere (so every byte must count), long ones, past the table's growth;
+        /// cleared and filled again with the same terms and others, it holds only the second
+        /// set.
         #[test]
         fn collector_is_a_sorted_set(
             terms in prop::collection::vec(prop::collection::vec(prop::sample::select(vec![0u8, b'a', b'b', 0xff]), 0..20), 0..3000),
+            split in 0usize..3000,
         ) {
             let mut c = TermCollector::default();
             for t in &terms {
                 c.insert(t).unwrap();
             }
-            let want: std::collections::BTreeSet<&[u8]> = terms.iter().map(Vec::as_slice).collect();
-            let want: Vec<&[u8]> = want.into_iter().collect();
-            prop_assert_eq!(c.sorted(), want);
+            let sorted_set = |ts: &[Vec<u8>]| -> Vec<Vec<u8>> {
+                let set: std::collections::BTreeSet<&[u8]> = ts.iter().map(Vec::as_slice).collect();
+                set.into_iter().map(<[u8]>::to_vec).collect()
+            };
+            let got = |c: &TermCollector| -> Vec<Vec<u8>> {
+                c.sorted().into_iter().map(<[u8]>::to_vec).collect()
+            };
+            prop_assert_eq!(got(&c), sorted_set(&terms));
+            c.clear();
+            let second = &terms[split.min(terms.len())..];
+            for t in second.iter().rev() {
+                c.insert(t).unwrap();
+            }
+            prop_assert_eq!(got(&c), sorted_set(second));
         }
 
         #[test]
