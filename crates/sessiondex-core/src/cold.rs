@@ -397,21 +397,16 @@ impl Parts<'_> {
         vocab: &TermList,
         tuples: usize,
     ) -> Result<Aligned> {
-        let mut p = self.payload(summary, vocab, tuples)?;
-        let mut size = 0;
-        for _ in 0..3 {
-            summary.cache_bytes = size;
-            p.summary = SummaryRaw::from(&*summary);
-            let file = format::seal(FileKind::Cold, &format::to_payload(&p)?);
-            if file.len() as u64 == size {
-                return Ok(file);
-            }
-            size = file.len() as u64;
-        }
-        Err(Error::new(
-            ErrorKind::TooLarge,
-            "file size did not settle while sealing",
-        ))
+        summary.cache_bytes = 0;
+        let p = self.payload(summary, vocab, tuples)?;
+        // Serialized once: the summary records the file's own size ([`format::seal_sized`]).
+        let (file, size) = format::seal_sized::<ArchivedColdPayload>(
+            FileKind::Cold,
+            format::to_payload(&p)?,
+            std::mem::offset_of!(ArchivedColdPayload, summary),
+        )?;
+        summary.cache_bytes = size;
+        Ok(file)
     }
 }
 

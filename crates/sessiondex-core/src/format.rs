@@ -196,6 +196,26 @@ pub(crate) fn seal(kind: FileKind, payload: &[u8]) -> Aligned {
     out
 }
 
+/// `payload` (serialized by [`to_payload`], so its root, of archived type `R`, is at its end)
+/// sealed as a file of `kind` whose archived summary records the file's own size:
+/// `summary_at` is where the summary is in `R`. The size is known once the payload is: the
+/// summary's `cache_bytes` is a fixed-width `u64`, written into the payload before sealing.
+pub(crate) fn seal_sized<R: rkyv::Portable>(
+    kind: FileKind,
+    mut payload: Aligned,
+    summary_at: usize,
+) -> Result<(Aligned, u64)> {
+    let size = (HEADER_LEN + payload.len() + FOOTER_LEN) as u64;
+    let at = rkyv::api::root_position::<R>(payload.len())
+        + summary_at
+        + crate::summary::ARCHIVED_CACHE_BYTES_AT;
+    payload
+        .get_mut(at..at + 8)
+        .ok_or_else(|| Error::new(ErrorKind::TooLarge, "summary outside its payload"))?
+        .copy_from_slice(&size.to_le_bytes());
+    Ok((seal(kind, &payload), size))
+}
+
 /// Rewrites the payload length and the checksum footer of `bytes` so that the envelope's
 /// length and checksum checks pass whatever the payload holds: `bytes[..32]` is kept as the
 /// header (its payload length replaced), `bytes[32..len - 16]` is the payload, and the footer is

@@ -385,22 +385,17 @@ pub fn build_with_resume(
     seal_with_size(&mut p, &mut summary)
 }
 
-/// Serializes twice: the summary records the file's own size, a fixed-width field.
+/// Serializes once: the summary records the file's own size ([`format::seal_sized`]).
 fn seal_with_size(p: &mut HotPayload, summary: &mut SessionSummary) -> Result<Aligned> {
-    let mut size = 0u64;
-    for _ in 0..3 {
-        summary.cache_bytes = size;
-        p.summary = SummaryRaw::from(summary);
-        let file = format::seal(FileKind::Hot, &format::to_payload(p)?);
-        if file.len() as u64 == size {
-            return Ok(file);
-        }
-        size = file.len() as u64;
-    }
-    Err(Error::new(
-        ErrorKind::TooLarge,
-        "file size did not settle while sealing",
-    ))
+    summary.cache_bytes = 0;
+    p.summary = SummaryRaw::from(&*summary);
+    let (file, size) = format::seal_sized::<ArchivedHotPayload>(
+        FileKind::Hot,
+        format::to_payload(p)?,
+        std::mem::offset_of!(ArchivedHotPayload, summary),
+    )?;
+    summary.cache_bytes = size;
+    Ok(file)
 }
 
 #[derive(Debug, Clone, Copy, Default)]

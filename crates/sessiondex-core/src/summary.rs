@@ -225,6 +225,11 @@ pub(crate) struct SummaryRaw {
     cache_bytes: u64,
 }
 
+/// Where `cache_bytes` is in an [`ArchivedSummaryRaw`]: a little-endian `u64`, the same width
+/// whatever its value, so a file's own size can be written into it after serializing.
+pub(crate) const ARCHIVED_CACHE_BYTES_AT: usize =
+    std::mem::offset_of!(ArchivedSummaryRaw, cache_bytes);
+
 /// The schema text of [`SummaryRaw`], part of each kind's schema fingerprint.
 pub(crate) const SUMMARY_SCHEMA: &str = "summary{session_id:bytes file:bytes format:u8 \
 format_version:opt<bytes> cwd:opt<bytes> title:opt<bytes> created:opt<bytes> \
