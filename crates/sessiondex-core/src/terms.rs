@@ -265,9 +265,9 @@ struct Slot {
 /// The longest term kept inline.
 const INLINE: usize = 16;
 
-/// The largest table [`TermCollector::clear`] keeps (1.5 MiB, with the terms' bytes): a
-/// session with more than 32,768 distinct short terms leaves a table that the next one would
-/// not fill.
+/// The largest table [`TermCollector::clear`] keeps (1.5 MiB of slots): a session with more
+/// than 32,768 distinct short terms leaves a table that the next one would not fill, and it
+/// is dropped instead.
 const KEPT_SLOTS: usize = 1 << 16;
 
 /// Two words that, with the length, identify a term of 1 to [`INLINE`] bytes: the first and
