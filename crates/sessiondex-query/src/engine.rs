@@ -1341,22 +1341,20 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                 .collect();
             out.merge_sorted(&lists, &names);
         }
-        Matcher::Terms { terms, fuzzy } => {
+        Matcher::Terms { terms, fuzzy: true } => {
             let set = fst::Set::from(cat.terms().map_err(ce)?.into_fst());
             for (g, t) in terms.iter().enumerate() {
-                let shared = s.fuzzy_groups.as_ref().and_then(|gs| gs.get(g));
-                let group: Vec<String> = if let (true, Some(shared)) = (*fuzzy, shared) {
-                    // Expanded over this same vocabulary by the narrowing, uncut.
-                    shared.clone()
-                } else if *fuzzy {
-                    let ex = fuzzy::expand(&set, t, &FuzzyOptions::default());
-                    if ex.truncated {
-                        s.coverage.add_reason(reason::FUZZY_EXPANSION_LIMIT);
-                    }
-                    ex.terms.into_iter().map(|f| f.term).collect()
-                } else {
-                    vec![t.clone()]
-                };
+                let group: Vec<String> =
+                    if let Some(shared) = s.fuzzy_groups.as_ref().and_then(|gs| gs.get(g)) {
+                        // Expanded over this same vocabulary by the narrowing, uncut.
+                        shared.clone()
+                    } else {
+                        let ex = fuzzy::expand(&set, t, &FuzzyOptions::default());
+                        if ex.truncated {
+                            s.coverage.add_reason(reason::FUZZY_EXPANSION_LIMIT);
+                        }
+                        ex.terms.into_iter().map(|f| f.term).collect()
+                    };
                 for term in group {
                     let sessions = cat.sessions_with(&term).map_err(ce)?;
                     if sessions.is_empty() {
