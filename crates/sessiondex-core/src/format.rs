@@ -389,6 +389,11 @@ impl Col {
         base.get(self.off..self.off.checked_add(self.len)?)
     }
 
+    /// The bytes of a column of `width`-byte elements.
+    pub(crate) fn raw(self, base: &[u8], width: usize) -> Option<&[u8]> {
+        base.get(self.off..self.off.checked_add(self.len.checked_mul(width)?)?)
+    }
+
     /// Element `i` of a `u8` column.
     pub(crate) fn u8(self, base: &[u8], i: usize) -> Option<u8> {
         self.elem(base, 1, i).map(|b| b[0])

@@ -434,6 +434,20 @@ struct Cols {
     resume: Col,
 }
 
+impl Cols {
+    fn str_field(&self, field: StrField) -> Col {
+        match field {
+            StrField::Kind => self.kind,
+            StrField::Role => self.role,
+            StrField::Tool => self.tool,
+            StrField::Reference => self.reference,
+            StrField::Provider => self.provider,
+            StrField::Action => self.action,
+            StrField::CallId => self.call_id,
+        }
+    }
+}
+
 /// An opened hot shard over any bytes (an mmap, a `Vec<u8>`, a WASM buffer).
 #[derive(Debug)]
 pub struct HotShard<B> {
@@ -612,6 +626,43 @@ impl<B: AsRef<[u8]>> HotShard<B> {
     /// `index_corrupt` when the id is out of range or the string is not UTF-8.
     pub fn string(&self, id: u32) -> Result<&str> {
         self.cols.strings.get(self.base(), id as usize)
+    }
+
+    /// Every entry's id of a string field (as [`HotEntry::string_id`] gives it), for a scan
+    /// of a whole column without a view per entry.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the column is out of range.
+    pub fn string_ids(&self, field: StrField) -> Result<StringIds<'_>> {
+        let col = self.cols.str_field(field);
+        let bytes = col.raw(self.base(), 4).ok_or_else(missing)?;
+        Ok(StringIds { bytes })
+    }
+
+    /// Appends to `out` the ordinals of the entries whose outcome is `outcome`, ascending
+    /// (what [`HotEntry::outcome`] gives, without a view per entry).
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the column is out of range.
+    pub fn entries_with_outcome(&self, outcome: Option<Outcome>, out: &mut Vec<u32>) -> Result<()> {
+        let codes = self.cols.outcome.bytes(self.base()).ok_or_else(missing)?;
+        let want = outcome_code(outcome);
+        u32::try_from(codes.len()).map_err(|_| missing())?;
+        // Blocks of 32 without the code (most of them) are passed over whole.
+        for (b, block) in codes.chunks(32).enumerate() {
+            if block.iter().fold(false, |any, &c| any | (c == want)) {
+                let at = (b * 32) as u32;
+                out.extend(
+                    (at..)
+                        .zip(block)
+                        .filter(|(_, &c)| c == want)
+                        .map(|(i, _)| i),
+                );
+            }
+        }
+        Ok(())
     }
 
     /// Tokens in all entries.
@@ -798,6 +849,42 @@ pub enum StrField {
     CallId,
 }
 
+/// The ids of one string field, one per entry in order (see [`HotShard::string_ids`]).
+#[derive(Debug, Clone, Copy)]
+pub struct StringIds<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> StringIds<'a> {
+    /// Entries in the column.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.bytes.len() / 4
+    }
+
+    /// True when the shard has no entries.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.bytes.len() < 4
+    }
+
+    /// Entry `i`'s id, `None` when absent (or `i` out of range).
+    #[must_use]
+    pub fn get(&self, i: usize) -> Option<u32> {
+        let b = self.bytes.get(i.checked_mul(4)?..)?.get(..4)?;
+        let id = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        (id != NONE).then_some(id)
+    }
+
+    /// Every entry's id in order, `None` when absent.
+    pub fn iter(&self) -> impl Iterator<Item = Option<u32>> + 'a {
+        self.bytes.as_chunks::<4>().0.iter().map(|&b| {
+            let id = u32::from_le_bytes(b);
+            (id != NONE).then_some(id)
+        })
+    }
+}
+
 /// A view of one entry's columns. String accessors check UTF-8 and return `index_corrupt`
 /// when it fails.
 #[derive(Debug, Clone, Copy)]
@@ -911,16 +998,11 @@ impl<'a> HotEntry<'a> {
     ///
     /// `index_corrupt` when the column is short.
     pub fn string_id(&self, field: StrField) -> Result<Option<u32>> {
-        let col = match field {
-            StrField::Kind => self.cols.kind,
-            StrField::Role => self.cols.role,
-            StrField::Tool => self.cols.tool,
-            StrField::Reference => self.cols.reference,
-            StrField::Provider => self.cols.provider,
-            StrField::Action => self.cols.action,
-            StrField::CallId => self.cols.call_id,
-        };
-        let id = col.u32(self.base, self.i).ok_or_else(missing)?;
+        let id = self
+            .cols
+            .str_field(field)
+            .u32(self.base, self.i)
+            .ok_or_else(missing)?;
         Ok((id != NONE).then_some(id))
     }
 

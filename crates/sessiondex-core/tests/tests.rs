@@ -277,6 +277,40 @@ fn naive_postings(records: &[Record], p: &Policy) -> BTreeMap<String, Vec<(u32, 
 
 // ---------------------------------------------------------------- hot
 
+/// The whole-column reads give what the per-entry views give.
+fn check_columns<B: AsRef<[u8]>>(shard: &HotShard<B>, fields: &[StrField]) {
+    for &f in fields {
+        let col = shard.string_ids(f).unwrap();
+        let per_entry: Vec<Option<u32>> =
+            shard.entries().map(|e| e.string_id(f).unwrap()).collect();
+        assert_eq!(col.len(), per_entry.len(), "{f:?}");
+        assert_eq!(col.iter().collect::<Vec<_>>(), per_entry, "{f:?}");
+        for (i, id) in per_entry.iter().enumerate() {
+            assert_eq!(col.get(i), *id, "{f:?} {i}");
+        }
+        assert_eq!(col.get(per_entry.len()), None);
+    }
+    for o in [
+        None,
+        Some(Outcome::Succeeded),
+        Some(Outcome::Failed),
+        Some(Outcome::Aborted),
+        Some(Outcome::TimedOut),
+    ] {
+        let mut got = vec![7];
+        shard.entries_with_outcome(o, &mut got).unwrap();
+        let want: Vec<u32> = std::iter::once(7)
+            .chain(
+                shard
+                    .entries()
+                    .filter(|e| e.outcome().unwrap() == o)
+                    .map(|e| e.index() as u32),
+            )
+            .collect();
+        assert_eq!(got, want, "{o:?}");
+    }
+}
+
 fn check_hot(meta: &SessionMeta, sel: &Selection, p: &Policy) {
     let bytes = hot::build(meta, sel, p).unwrap();
     let shard = HotShard::open(&bytes[..]).unwrap();
@@ -315,6 +349,7 @@ fn check_hot(meta: &SessionMeta, sel: &Selection, p: &Policy) {
             StrField::CallId => e.call_id().unwrap().map(str::to_owned),
         }
     };
+    check_columns(&shard, &fields);
     let mut ids: BTreeMap<u32, String> = BTreeMap::new();
     for e in shard.entries() {
         for f in fields {
@@ -463,6 +498,14 @@ proptest! {
     fn hot_round_trip(records in prop::collection::vec(record(), 0..12), p in policy()) {
         let sel = selection(records);
         check_hot(&meta("p"), &sel, &p);
+    }
+
+    #[test]
+    fn hot_columns_read_whole(records in prop::collection::vec(record(), 0..100)) {
+        // Past one 32-entry block of the outcome scan.
+        let sel = selection(records);
+        let shard = HotShard::open(hot::build(&meta("p"), &sel, &Policy::default()).unwrap()).unwrap();
+        check_columns(&shard, &[StrField::Kind, StrField::Tool, StrField::CallId]);
     }
 
     #[test]

@@ -266,6 +266,41 @@ impl<'w> SidMatch<'w> {
     }
 }
 
+/// [`SidMatch::passes`] for a whole column: a direct-mapped memo by id, so that a value
+/// that keeps coming back (a kind, a tool) costs one compare per entry.
+struct IdMemo {
+    slots: [(u32, bool); 32],
+}
+
+impl IdMemo {
+    fn new() -> Self {
+        // u32::MAX is no id (it is the absent one), so no slot starts out filled.
+        IdMemo {
+            slots: [(u32::MAX, false); 32],
+        }
+    }
+
+    #[inline]
+    fn passes(
+        &mut self,
+        m: &mut SidMatch<'_>,
+        shard: &HotShard<Bytes>,
+        sid: Option<u32>,
+    ) -> Result<bool, Error> {
+        let Some(id) = sid else {
+            // An absent value passes only when there is no filter.
+            return Ok(m.want.is_none());
+        };
+        let slot = &mut self.slots[(id % 32) as usize];
+        if slot.0 == id {
+            return Ok(slot.1);
+        }
+        let ok = m.passes(shard, Some(id))?;
+        *slot = (id, ok);
+        Ok(ok)
+    }
+}
+
 /// The request's string filters over one hot shard; a column is read only when its filter
 /// is set.
 #[derive(Debug)]
@@ -296,6 +331,73 @@ impl<'w> EntryFilters<'w> {
         }
         Ok(true)
     }
+}
+
+/// What a filtered walk over one shard's entries needs besides the search.
+struct Walk<'a> {
+    slot: usize,
+    /// Call ids of the shard's tool calls, sorted (outcome filter without a query).
+    paired_calls: &'a [u32],
+    is_call: &'a [bool],
+    walk_ids: bool,
+}
+
+/// The entries of `shard` that can pass the request's outcome and string filters, ascending,
+/// found from whole columns (a tight loop per column instead of a view per entry); `None`
+/// when no such filter is set or an entry range limits the walk (then every entry is looked
+/// at). An entry left out fails [`EntryFilters::passes`] or the outcome, so the walk over
+/// the rest sees the same entries pass, in the same order, with the same errors.
+fn filter_candidates(
+    v: &ValidRecall,
+    shard: &HotShard<Bytes>,
+    filters: &mut EntryFilters<'_>,
+) -> Result<Option<Vec<u32>>, Error> {
+    let r = &v.request;
+    if v.entry_range.is_some() {
+        return Ok(None);
+    }
+    #[cfg(test)]
+    if prefilter_tests::ENTRY_WALK.with(std::cell::Cell::get) {
+        return Ok(None);
+    }
+    let n = shard.entry_count();
+    let mut cands: Option<Vec<u32>> = None;
+    if r.outcome.is_some() {
+        let mut c = Vec::new();
+        shard.entries_with_outcome(r.outcome, &mut c).map_err(ce)?;
+        cands = Some(c);
+    }
+    // In the order `EntryFilters::passes` checks them, each over the entries left.
+    for (field, m) in &mut filters.fields {
+        if m.want.is_none() {
+            continue;
+        }
+        let ids = shard.string_ids(*field).map_err(ce)?;
+        if ids.len() != n {
+            return Err(corrupt());
+        }
+        let mut memo = IdMemo::new();
+        let mut keep = |id: Option<u32>| memo.passes(m, shard, id);
+        let mut kept = Vec::new();
+        match cands {
+            Some(c) => {
+                for i in c {
+                    if keep(ids.get(i as usize))? {
+                        kept.push(i);
+                    }
+                }
+            }
+            None => {
+                for (i, id) in (0u32..).zip(ids.iter()) {
+                    if keep(id)? {
+                        kept.push(i);
+                    }
+                }
+            }
+        }
+        cands = Some(kept);
+    }
+    Ok(cands)
 }
 
 fn corrupt() -> Error {
@@ -848,6 +950,40 @@ impl Search<'_> {
         Ok(true)
     }
 
+    /// Whether entry `i` of a filtered walk is a document of the search (its filters, its
+    /// pairing, the precision groups); counts it into the BM25 statistics when it is.
+    fn admit(
+        &mut self,
+        shard: &HotShard<Bytes>,
+        i: usize,
+        filters: &mut EntryFilters<'_>,
+        walk: &Walk<'_>,
+    ) -> Result<bool, Error> {
+        let e = shard.entry(i).ok_or_else(corrupt)?;
+        // The filters first: most entries fail them, and then need no pairing look.
+        if !self.passes(&e, shard, filters)? {
+            return Ok(false);
+        }
+        if !walk.paired_calls.is_empty()
+            && !walk.is_call[i]
+            && e.string_id(StrField::CallId)
+                .map_err(ce)?
+                .is_some_and(|id| walk.paired_calls.binary_search(&id).is_ok())
+        {
+            return Ok(false);
+        }
+        if walk.walk_ids {
+            // Else no id of the session has the query's key (as for an unfiltered walk).
+            self.px.note_entry(walk.slot, &e)?;
+        }
+        if !self.px.allows(&e)? {
+            return Ok(false);
+        }
+        self.docs += 1;
+        self.total_len += u64::from(e.token_len());
+        Ok(true)
+    }
+
     fn push_entry(&mut self, c: EntryCand) {
         if self.entries.len() >= CANDIDATE_ENTRY_BUDGET {
             self.coverage.add_reason(reason::CANDIDATE_ENTRY_BUDGET);
@@ -875,18 +1011,21 @@ impl Search<'_> {
         let mut paired_calls: Vec<u32> = Vec::new();
         let mut is_call: Vec<bool> = Vec::new();
         if self.v.request.outcome.is_some() && matches!(self.matcher, Matcher::None) {
+            // Whole columns, one look per entry: a view per entry cost more than the look.
             let mut call_kind = SidMatch::new(Some("tool_call"));
+            let kinds = shard.string_ids(StrField::Kind).map_err(ce)?;
+            let call_ids = shard.string_ids(StrField::CallId).map_err(ce)?;
+            if kinds.len() != n || call_ids.len() != n {
+                return Err(corrupt());
+            }
             is_call = vec![false; n];
-            for (i, c) in is_call.iter_mut().enumerate() {
-                let e = shard.entry(i).ok_or_else(corrupt)?;
+            let mut memo = IdMemo::new();
+            for ((kind, call_id), c) in kinds.iter().zip(call_ids.iter()).zip(&mut is_call) {
                 // The kind is required: an absent one is a damaged shard.
-                let kind = e
-                    .string_id(StrField::Kind)
-                    .map_err(ce)?
-                    .ok_or_else(corrupt)?;
-                if call_kind.passes(shard, Some(kind))? {
+                let kind = kind.ok_or_else(corrupt)?;
+                if memo.passes(&mut call_kind, shard, Some(kind))? {
                     *c = true;
-                    if let Some(id) = e.string_id(StrField::CallId).map_err(ce)? {
+                    if let Some(id) = call_id {
                         paired_calls.push(id);
                     }
                 }
@@ -901,38 +1040,40 @@ impl Search<'_> {
         let unfiltered = no_entry_filters(self.v)
             && self.px.groups.is_all()
             && !(self.px.notes_entries() && walk_ids);
+        // The entries the mask holds, ascending, when a walk found them (else all of them).
+        let mut admitted: Option<Vec<u32>> = None;
         if unfiltered {
             mask.fill(true);
             self.docs += n as u64;
             self.total_len += shard.total_tokens();
-        }
-        for (i, m) in mask.iter_mut().enumerate() {
-            if unfiltered {
-                break;
+        } else {
+            let walk = Walk {
+                slot,
+                paired_calls: &paired_calls,
+                is_call: &is_call,
+                walk_ids,
+            };
+            let mut kept = Vec::new();
+            match filter_candidates(self.v, shard, &mut filters)? {
+                Some(cands) => {
+                    for i in cands {
+                        if self.admit(shard, i as usize, &mut filters, &walk)? {
+                            kept.push(i);
+                        }
+                    }
+                }
+                None => {
+                    for i in 0..n {
+                        if self.admit(shard, i, &mut filters, &walk)? {
+                            kept.push(u32::try_from(i).map_err(|_| corrupt())?);
+                        }
+                    }
+                }
             }
-            let e = shard.entry(i).ok_or_else(corrupt)?;
-            // The filters first: most entries fail them, and then need no pairing look.
-            if !self.passes(&e, shard, &mut filters)? {
-                continue;
+            for &i in &kept {
+                mask[i as usize] = true;
             }
-            if !paired_calls.is_empty()
-                && !is_call[i]
-                && e.string_id(StrField::CallId)
-                    .map_err(ce)?
-                    .is_some_and(|id| paired_calls.binary_search(&id).is_ok())
-            {
-                continue;
-            }
-            if walk_ids {
-                // Else no id of the session has the query's key (as for an unfiltered walk).
-                self.px.note_entry(slot, &e)?;
-            }
-            if !self.px.allows(&e)? {
-                continue;
-            }
-            *m = true;
-            self.docs += 1;
-            self.total_len += u64::from(e.token_len());
+            admitted = Some(kept);
         }
         let ops = self.v.operations_requested;
         let weight = |e: &HotEntry<'_>| -> Result<f32, Error> {
@@ -940,11 +1081,19 @@ impl Search<'_> {
         };
         match &self.matcher {
             Matcher::None => {
-                for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
-                    let e = shard.entry(i).ok_or_else(corrupt)?;
+                let all: Vec<u32>;
+                let picked = match &admitted {
+                    Some(a) => a.as_slice(),
+                    None => {
+                        all = (0..u32::try_from(n).map_err(|_| corrupt())?).collect();
+                        &all
+                    }
+                };
+                for &i in picked {
+                    let e = shard.entry(i as usize).ok_or_else(corrupt)?;
                     let c = EntryCand {
                         slot,
-                        entry: i as u32,
+                        entry: i,
                         tf: Vec::new(),
                         len: e.token_len(),
                         weight: weight(&e)?,
@@ -2370,6 +2519,8 @@ mod prefilter_tests {
     thread_local! {
         pub(super) static EXHAUSTIVE: Cell<bool> = const { Cell::new(false) };
         pub(super) static VISIT_ALL: Cell<bool> = const { Cell::new(false) };
+        /// Hot shards' filters look at every entry (no whole-column scans first).
+        pub(super) static ENTRY_WALK: Cell<bool> = const { Cell::new(false) };
     }
 
     fn files(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
@@ -2403,10 +2554,87 @@ mod prefilter_tests {
         EXHAUSTIVE.with(|c| c.set(true));
         let slow = recall(index, opts, &QueryContext::default(), req).unwrap();
         EXHAUSTIVE.with(|c| c.set(false));
+        ENTRY_WALK.with(|c| c.set(true));
+        let walked = recall(index, opts, &QueryContext::default(), req).unwrap();
+        ENTRY_WALK.with(|c| c.set(false));
         let fast_json = serde_json::to_value(&fast).unwrap();
         assert_eq!(fast_json, serde_json::to_value(&visited).unwrap(), "{what}");
         assert_eq!(fast_json, serde_json::to_value(&slow).unwrap(), "{what}");
+        assert_eq!(fast_json, serde_json::to_value(&walked).unwrap(), "{what}");
         fast
+    }
+
+    /// Every session hot: each tool, role and outcome the corpus holds as a filter, alone
+    /// and paired, with and without a query, gives the page of a walk over every entry (the
+    /// whole-column scans pick no other entries). The hits are checked against the records.
+    #[test]
+    fn column_scans_give_the_walks_pages() {
+        let all = corpus();
+        let mut m = MemoryIndex::new(MemoryConfig {
+            hot_sessions: Some(10_000),
+            ..MemoryConfig::default()
+        });
+        let mut tools = std::collections::BTreeSet::new();
+        let mut roles = std::collections::BTreeSet::new();
+        for (name, bytes) in &all {
+            m.add_file(name, bytes).unwrap();
+            let opts = sessiondex_source::ReadOptions::default();
+            if let Ok(s) = sessiondex_source::read_bytes(name, bytes, &opts) {
+                for r in s.select(Branches::Active).records {
+                    tools.extend(r.tool.clone());
+                    roles.extend(r.role.clone());
+                }
+            }
+        }
+        assert!(tools.len() >= 5, "{tools:?}");
+        let opts = m.engine_options();
+        let index = m.index(Branches::Active).unwrap();
+        let outcomes = [None, Some("failed"), Some("succeeded")];
+        let mut checked = 0;
+        for tool in tools
+            .iter()
+            .map(Some)
+            .chain([None, Some(&"absent_tool".to_owned())])
+        {
+            for outcome in outcomes {
+                for role in [None, roles.first(), roles.last()] {
+                    for query in [None, Some("error"), Some("the")] {
+                        if tool.is_none() && outcome.is_none() && role.is_none() {
+                            continue;
+                        }
+                        let mut j = serde_json::json!({"scope": "global", "pageSize": 50});
+                        if let Some(t) = tool {
+                            j["tool"] = t.as_str().into();
+                        }
+                        if let Some(o) = outcome {
+                            j["outcome"] = o.into();
+                        }
+                        if let Some(r) = role {
+                            j["role"] = r.as_str().into();
+                        }
+                        if let Some(q) = query {
+                            j["query"] = q.into();
+                        }
+                        let req = RecallRequest::from_json(&j).unwrap();
+                        let page = same_page(index, &opts, &req, &j.to_string());
+                        for h in &page.hits {
+                            let hit = serde_json::to_value(h).unwrap();
+                            if let Some(t) = tool {
+                                assert_eq!(hit["tool"], t.as_str(), "{j}");
+                            }
+                            if let Some(o) = outcome {
+                                assert_eq!(hit["outcome"], o, "{j}");
+                            }
+                            if let Some(r) = role {
+                                assert_eq!(hit["role"], r.as_str(), "{j}");
+                            }
+                        }
+                        checked += usize::from(!page.hits.is_empty());
+                    }
+                }
+            }
+        }
+        assert!(checked >= 20, "{checked} pages with hits");
     }
 
     /// The repo's own sessions: bundled examples, damaged and secret test files, id cases.
