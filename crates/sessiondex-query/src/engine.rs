@@ -142,10 +142,14 @@ impl Matcher {
     }
 }
 
+/// A hot entry that can answer; its term frequencies are `tf_len` values at `tf_at` of
+/// [`Search::entry_tfs`] (one flat vector: an allocation per candidate was a tenth of a
+/// common term's recall).
 struct EntryCand {
     slot: usize,
     entry: u32,
-    tf: Vec<u32>,
+    tf_at: u32,
+    tf_len: u32,
     len: u32,
     weight: f32,
 }
@@ -191,6 +195,8 @@ struct Search<'a> {
     cold_docs: u64,
     cold_df: Vec<u64>,
     entries: Vec<EntryCand>,
+    /// The term frequencies of `entries` (see [`EntryCand`]).
+    entry_tfs: Vec<u32>,
     colds: Vec<ColdCand>,
     /// Per position in `colds` (ascending) whose digest was read: ordinals of its tuples
     /// that pass the structural filters (the first [`MAX_STRUCTURAL_ENTRIES`]).
@@ -398,6 +404,12 @@ fn filter_candidates(
         cands = Some(kept);
     }
     Ok(cands)
+}
+
+/// The term frequencies of `c` in [`Search::entry_tfs`].
+fn entry_tf<'t>(tfs: &'t [u32], c: &EntryCand) -> &'t [u32] {
+    let at = c.tf_at as usize;
+    tfs.get(at..at + c.tf_len as usize).unwrap_or(&[])
 }
 
 fn corrupt() -> Error {
@@ -984,12 +996,29 @@ impl Search<'_> {
         Ok(true)
     }
 
-    fn push_entry(&mut self, c: EntryCand) {
+    /// Adds a candidate entry of `slot` with its term frequencies (none without a query).
+    fn push_entry(&mut self, slot: usize, entry: u32, len: u32, weight: f32, tf: &[u32]) {
         if self.entries.len() >= CANDIDATE_ENTRY_BUDGET {
             self.coverage.add_reason(reason::CANDIDATE_ENTRY_BUDGET);
             return;
         }
+        #[allow(clippy::cast_possible_truncation)]
+        let c = EntryCand {
+            slot,
+            entry,
+            // At most the budget's candidates times the query's terms.
+            tf_at: self.entry_tfs.len() as u32,
+            tf_len: tf.len() as u32,
+            len,
+            weight,
+        };
+        self.entry_tfs.extend_from_slice(tf);
         self.entries.push(c);
+    }
+
+    /// The term frequencies of a candidate entry, one per query term group.
+    fn tf(&self, c: &EntryCand) -> &[u32] {
+        entry_tf(&self.entry_tfs, c)
     }
 
     #[allow(clippy::too_many_lines)]
@@ -1091,14 +1120,7 @@ impl Search<'_> {
                 };
                 for &i in picked {
                     let e = shard.entry(i as usize).ok_or_else(corrupt)?;
-                    let c = EntryCand {
-                        slot,
-                        entry: i,
-                        tf: Vec::new(),
-                        len: e.token_len(),
-                        weight: weight(&e)?,
-                    };
-                    self.push_entry(c);
+                    self.push_entry(slot, i, e.token_len(), weight(&e)?, &[]);
                 }
             }
             Matcher::Terms { terms, fuzzy } => {
@@ -1147,25 +1169,28 @@ impl Search<'_> {
                     }
                 }
                 hits.sort_unstable_by_key(|h| h.0);
-                let mut tfs: Vec<(u32, Vec<u32>)> = Vec::new();
-                for (entry, g, n) in hits {
-                    if tfs.last().is_none_or(|(e, _)| *e != entry) {
-                        tfs.push((entry, vec![0; ng]));
+                // One entry's run of hits at a time, its frequencies summed per group.
+                let mut tf = vec![0u32; ng];
+                let mut at = 0;
+                while let Some(&(entry, _, _)) = hits.get(at) {
+                    tf.fill(0);
+                    while let Some(&(_, g, n)) = hits.get(at).filter(|h| h.0 == entry) {
+                        if let Some(t) = tf.get_mut(g as usize) {
+                            *t = t.saturating_add(n);
+                        }
+                        at += 1;
                     }
-                    if let Some(t) = tfs.last_mut().and_then(|(_, tf)| tf.get_mut(g as usize)) {
-                        *t = t.saturating_add(n);
-                    }
-                }
-                for (entry, tf) in tfs {
-                    let tf = if self.px.groups.is_all() {
-                        tf
+                    let restricted;
+                    let tf: &[u32] = if self.px.groups.is_all() {
+                        &tf
                     } else {
                         let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
-                        crate::fields::Parts::of(&e).map_err(ce)?.restrict(
+                        restricted = crate::fields::Parts::of(&e).map_err(ce)?.restrict(
                             self.px.groups,
                             groups,
                             &tf,
-                        )
+                        );
+                        &restricted
                     };
                     for (g, &n) in tf.iter().enumerate() {
                         if n > 0 {
@@ -1174,14 +1199,7 @@ impl Search<'_> {
                     }
                     if terms_match(tf.iter().map(|&n| n > 0), self.v.matching) {
                         let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
-                        let c = EntryCand {
-                            slot,
-                            entry,
-                            len: e.token_len(),
-                            weight: weight(&e)?,
-                            tf,
-                        };
-                        self.push_entry(c);
+                        self.push_entry(slot, entry, e.token_len(), weight(&e)?, tf);
                     }
                 }
                 self.fuzzy_groups = shared_groups;
@@ -1213,13 +1231,7 @@ impl Search<'_> {
                 }
                 for (i, count, len, w) in found {
                     self.df[0] += 1;
-                    self.push_entry(EntryCand {
-                        slot,
-                        entry: i as u32,
-                        tf: vec![count as u32],
-                        len,
-                        weight: w,
-                    });
+                    self.push_entry(slot, i as u32, len, w, &[count as u32]);
                 }
             }
             Matcher::Regex(re) => {
@@ -1275,13 +1287,7 @@ impl Search<'_> {
                 }
                 for (i, count, len, w) in found {
                     self.df[0] += 1;
-                    self.push_entry(EntryCand {
-                        slot,
-                        entry: i as u32,
-                        tf: vec![count as u32],
-                        len,
-                        weight: w,
-                    });
+                    self.push_entry(slot, i as u32, len, w, &[count as u32]);
                 }
             }
         }
@@ -1932,6 +1938,7 @@ pub fn recall(
         cold_docs: 0,
         cold_df: vec![0; ng],
         entries: Vec::new(),
+        entry_tfs: Vec::new(),
         colds: Vec::new(),
         cold_structural: Vec::new(),
         cold_terms: ColdTerms::default(),
@@ -2266,7 +2273,10 @@ pub fn recall(
             bm.score_idf(
                 c.weight,
                 c.len,
-                c.tf.iter().zip(&idf).map(|(&tf, &i)| (tf, i)),
+                entry_tf(&s.entry_tfs, c)
+                    .iter()
+                    .zip(&idf)
+                    .map(|(&tf, &i)| (tf, i)),
             )
         } else {
             0.0

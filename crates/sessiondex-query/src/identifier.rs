@@ -9,11 +9,10 @@
 //!   (dashes ignored on both sides, so a UUID may be given without them), resolves to that
 //!   record before any lexical hit. Only queries of at least [`MIN_ID_CHARS`] characters
 //!   without whitespace are tried.
-//! - [`contains_sequence`]: whether the query's terms occur contiguously and in order in a
-//!   text, checked on an entry's stored text with the canonical tokenizer.
+//! - [`Sequence`]: whether the query's terms occur contiguously and in order in a text,
+//!   checked on an entry's stored text with the canonical tokenizer.
 
-use std::collections::VecDeque;
-
+use memchr::memmem::Finder;
 use sessiondex_core::tokenize::{for_each_token, is_ascii_term_byte, tokenize};
 
 /// Shortest query tried as an exact id.
@@ -86,23 +85,59 @@ pub fn sequence(query: &str) -> Option<Vec<String>> {
 /// Whether the canonical tokens of `text` hold `seq` contiguously and in order.
 #[must_use]
 pub fn contains_sequence(text: &str, seq: &[String]) -> bool {
-    if seq.is_empty() {
-        return false;
-    }
-    if text.is_ascii() && seq.iter().all(|t| !t.is_empty() && t.is_ascii()) {
-        return contains_sequence_ascii(text.as_bytes(), seq);
-    }
-    contains_sequence_general(text, seq)
+    Sequence::new(seq.to_vec()).is_in(text, &mut Vec::new())
 }
 
-/// [`contains_sequence`] of ASCII text and non-empty ASCII terms, in place: the tokens of
-/// ASCII text are its runs of term bytes, lowered. Each place the first term can start (its
-/// first byte in either case, after a non-term byte) is tried: the terms must follow one
-/// another there, each a whole run, separated by non-term bytes.
-fn contains_sequence_ascii(text: &[u8], seq: &[String]) -> bool {
-    let Some(&first) = seq.first().and_then(|t| t.as_bytes().first()) else {
-        return false;
-    };
+/// A query's terms in order, ready to be looked for in many texts (an adjacency check runs
+/// over up to [`ADJACENCY_CANDIDATES`] entries per call).
+#[derive(Debug, Clone)]
+pub struct Sequence {
+    terms: Vec<String>,
+    /// The first term, for a search of lowered ASCII text (every term non-empty ASCII).
+    ascii_first: Option<Finder<'static>>,
+}
+
+impl Sequence {
+    /// A sequence of canonical terms (as [`sequence`] gives them).
+    #[must_use]
+    pub fn new(terms: Vec<String>) -> Sequence {
+        let ascii = !terms.is_empty() && terms.iter().all(|t| !t.is_empty() && t.is_ascii());
+        let ascii_first = terms
+            .first()
+            .filter(|_| ascii)
+            .map(|t| Finder::new(t.as_bytes()).into_owned());
+        Sequence { terms, ascii_first }
+    }
+
+    /// The terms.
+    #[must_use]
+    pub fn terms(&self) -> &[String] {
+        &self.terms
+    }
+
+    /// Whether the canonical tokens of `text` hold the terms contiguously and in order;
+    /// `buf` is scratch space kept across calls.
+    #[must_use]
+    pub fn is_in(&self, text: &str, buf: &mut Vec<u8>) -> bool {
+        if self.terms.is_empty() {
+            return false;
+        }
+        match &self.ascii_first {
+            Some(first) if text.is_ascii() => {
+                buf.clear();
+                buf.extend(text.bytes().map(|b| b.to_ascii_lowercase()));
+                contains_sequence_ascii(buf, &self.terms, first)
+            }
+            _ => contains_sequence_general(text, &self.terms),
+        }
+    }
+}
+
+/// [`Sequence::is_in`] of lowered ASCII text and non-empty ASCII terms, in place: the tokens
+/// of ASCII text are its runs of term bytes, lowered. Each place the first term occurs
+/// after a non-term byte (a substring search) is tried: the terms must follow one another
+/// there, each a whole run, separated by non-term bytes.
+fn contains_sequence_ascii(text: &[u8], seq: &[String], first: &Finder<'_>) -> bool {
     let at = |mut q: usize| -> bool {
         for (j, tok) in seq.iter().enumerate() {
             if j > 0 {
@@ -112,10 +147,7 @@ fn contains_sequence_ascii(text: &[u8], seq: &[String]) -> bool {
                 }
             }
             let t = tok.as_bytes();
-            if !text
-                .get(q..q + t.len())
-                .is_some_and(|w| w.eq_ignore_ascii_case(t))
-            {
+            if text.get(q..q + t.len()) != Some(t) {
                 return false;
             }
             q += t.len();
@@ -125,25 +157,42 @@ fn contains_sequence_ascii(text: &[u8], seq: &[String]) -> bool {
         }
         true
     };
-    let upper = first.to_ascii_uppercase();
-    let mut p = 0;
-    while let Some(i) = text
-        .get(p..)
-        .and_then(|rest| memchr::memchr2(first, upper, rest))
-    {
-        let s = p + i;
-        if (s == 0 || text.get(s - 1).is_some_and(|&b| !is_ascii_term_byte(b))) && at(s) {
-            return true;
-        }
-        p = s + 1;
-    }
-    false
+    first
+        .find_iter(text)
+        .any(|s| (s == 0 || text.get(s - 1).is_some_and(|&b| !is_ascii_term_byte(b))) && at(s))
 }
 
-/// [`contains_sequence`] through the tokenizer: any text.
+/// [`Sequence::is_in`] through the tokenizer: any text. Shift-And over the tokens: bit `j`
+/// of the state is set when the last `j + 1` tokens are the first `j + 1` terms.
 fn contains_sequence_general(text: &str, seq: &[String]) -> bool {
     let k = seq.len();
-    let mut window: VecDeque<String> = VecDeque::with_capacity(k);
+    if k > 64 {
+        return contains_sequence_window(text, seq);
+    }
+    let done = 1u64 << (k - 1);
+    let mut state = 0u64;
+    let mut found = false;
+    for_each_token(text, |t| {
+        if found {
+            return;
+        }
+        let mut m = 0u64;
+        for (j, term) in seq.iter().enumerate() {
+            if term.as_str() == t {
+                m |= 1 << j;
+            }
+        }
+        state = ((state << 1) | 1) & m;
+        found = state & done != 0;
+    });
+    found
+}
+
+/// [`contains_sequence_general`] with a window of the last tokens: any number of terms.
+fn contains_sequence_window(text: &str, seq: &[String]) -> bool {
+    let k = seq.len();
+    let mut window: std::collections::VecDeque<String> =
+        std::collections::VecDeque::with_capacity(k);
     let mut found = false;
     for_each_token(text, |t| {
         if found {
@@ -219,15 +268,14 @@ mod tests {
                 seqs.push(vec![x.into(), y.into(), "a".into()]);
             }
         }
+        let seqs: Vec<Sequence> = seqs.into_iter().map(Sequence::new).collect();
         let mut hits = 0;
+        let mut buf = Vec::new();
         for t in &texts {
             for q in &seqs {
-                let want = contains_sequence_general(t, q);
-                assert_eq!(
-                    contains_sequence_ascii(t.as_bytes(), q),
-                    want,
-                    "{t:?} {q:?}"
-                );
+                let want = contains_sequence_window(t, q.terms());
+                assert_eq!(q.is_in(t, &mut buf), want, "{t:?} {q:?}");
+                assert_eq!(contains_sequence_general(t, q.terms()), want, "{t:?} {q:?}");
                 hits += usize::from(want);
             }
         }

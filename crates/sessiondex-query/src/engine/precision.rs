@@ -16,7 +16,7 @@ use super::{ce, corrupt, has_time, Item, Matcher, Search, Slot};
 use crate::bm25::QueryTerms;
 use crate::error::Error;
 use crate::fields::{has_any_term, GroupSet, Parts};
-use crate::identifier::{self, contains_sequence, IdQuery, ADJACENCY_CANDIDATES};
+use crate::identifier::{self, IdQuery, Sequence, ADJACENCY_CANDIDATES};
 use crate::index::Index;
 use crate::request::{
     reason, Call, ExpandRequest, FieldGroup, Hit, HitKind, QueryMode, RecallRequest, Scope,
@@ -30,7 +30,7 @@ pub(super) struct Precision {
     /// The query, when it may name a record by id (literal mode).
     id_query: Option<IdQuery>,
     /// The query's terms in order (literal mode, two or more).
-    sequence: Option<Vec<String>>,
+    sequence: Option<Sequence>,
     /// Hot entries (slot, entry) whose entry id or operation address the query names.
     id_entries: BTreeSet<(usize, u32)>,
     /// Of those, the ones added without a lexical match.
@@ -46,7 +46,7 @@ impl Precision {
         Precision {
             groups: GroupSet::from_request(v.request.in_groups.as_deref()),
             id_query: q.and_then(IdQuery::parse),
-            sequence: q.and_then(identifier::sequence),
+            sequence: q.and_then(identifier::sequence).map(Sequence::new),
             id_entries: BTreeSet::new(),
             id_only: BTreeSet::new(),
             id_sessions: BTreeSet::new(),
@@ -199,7 +199,7 @@ pub(super) fn add_and_tier(
         let mut cands: Vec<usize> = (0..n_entries)
             .filter(|&k| {
                 tier[k] == 0 && {
-                    let tf = &s.entries[k].tf;
+                    let tf = s.tf(&s.entries[k]);
                     !tf.is_empty() && tf.iter().all(|&n| n > 0)
                 }
             })
@@ -211,6 +211,7 @@ pub(super) fn add_and_tier(
                 .then_with(|| (items[a].1, items[a].2).cmp(&(items[b].1, items[b].2)))
         });
         cands.truncate(ADJACENCY_CANDIDATES);
+        let mut buf = Vec::new();
         for k in cands {
             let (slot, entry) = (items[k].1, items[k].2);
             let Some(shard) = &slots[slot].shard else {
@@ -219,8 +220,8 @@ pub(super) fn add_and_tier(
             let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
             let p = Parts::of(&e).map_err(ce)?;
             let g = s.px.groups;
-            let hit = (p.text_allowed(g) && contains_sequence(p.text, seq))
-                || (p.thinking_allowed(g) && p.thinking.is_some_and(|t| contains_sequence(t, seq)));
+            let hit = (p.text_allowed(g) && seq.is_in(p.text, &mut buf))
+                || (p.thinking_allowed(g) && p.thinking.is_some_and(|t| seq.is_in(t, &mut buf)));
             if hit {
                 tier[k] = 2;
             }
