@@ -13,13 +13,50 @@ use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
 /// NFKC form of `text`, borrowed when it already is NFKC.
+///
+/// There is a normalization boundary before every ASCII character (a starter whose quick
+/// check is `Yes`: nothing before it reorders past it or composes with it), and ASCII text
+/// is its own NFKC form. So only the islands around non-ASCII characters are checked and
+/// normalized, each from the ASCII character before it to the next ASCII character: a long
+/// mostly-ASCII text costs a scan of its bytes, not a decomposition of every character.
 #[must_use]
 pub fn nfkc(text: &str) -> Cow<'_, str> {
-    if text.is_ascii() || is_nfkc_quick(text.chars()) == IsNormalized::Yes {
-        Cow::Borrowed(text)
-    } else {
-        Cow::Owned(text.nfkc().collect())
+    if text.is_ascii() {
+        return Cow::Borrowed(text);
     }
+    if non_ascii_islands(text).all(|r| {
+        text.get(r)
+            .is_some_and(|t| is_nfkc_quick(t.chars()) == IsNormalized::Yes)
+    }) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    let mut last = 0;
+    for r in non_ascii_islands(text) {
+        out.push_str(text.get(last..r.start).unwrap_or_default());
+        out.extend(text.get(r.clone()).unwrap_or_default().nfkc());
+        last = r.end;
+    }
+    out.push_str(text.get(last..).unwrap_or_default());
+    Cow::Owned(out)
+}
+
+/// The byte ranges of `text` around its non-ASCII characters: from the ASCII character just
+/// before a run of non-ASCII characters (when there is one) to the next ASCII character or
+/// the end. Every bound is a char boundary (next to an ASCII byte, or an end).
+fn non_ascii_islands(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let b = text.as_bytes();
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let p = from + b.get(from..)?.iter().position(|&c| c >= 0x80)?;
+        let end = p + b
+            .get(p..)
+            .and_then(|rest| rest.iter().position(|&c| c < 0x80))
+            .unwrap_or(b.len() - p);
+        let start = if p > from { p - 1 } else { p };
+        from = end;
+        Some(start..end)
+    })
 }
 
 /// NFKC then lowercase: the form phrase matching compares.
@@ -247,6 +284,33 @@ mod tests {
             text.push_str(&tail);
             let (fast, general) = both_paths(&text);
             proptest::prop_assert_eq!(fast, general);
+        }
+    }
+
+    /// Pieces of text for the island proptest: ASCII, combining marks (after ASCII letters
+    /// too, and out of canonical order), compatibility characters, Hangul jamo that compose,
+    /// characters already NFKC and ones whose quick check is `Maybe`.
+    const PIECES: &[&str] = &[
+        "a", "e", "Z", " ", "\n", ".", "1", "\u{301}", "\u{327}", "\u{323}", "\u{308}", "\u{334}",
+        "é", "ﬁ", "ｆ", "Ⅻ", "²", "K", "Å", "\u{1100}", "\u{1161}", "\u{11a8}", "가", "\u{3099}",
+        "か", "ſ", "µ", "\u{a0}", "\u{3000}", "中", "\u{fb01}", "\u{1e9b}",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// Normalizing only the islands around non-ASCII characters gives the NFKC form of
+        /// the whole text, borrowed exactly when the text is its own form.
+        #[test]
+        fn island_nfkc_is_whole_text_nfkc(
+            parts in proptest::collection::vec(proptest::sample::select(PIECES), 0..24),
+        ) {
+            let text: String = parts.concat();
+            let got = nfkc(&text);
+            let want: String = text.nfkc().collect();
+            proptest::prop_assert_eq!(got.as_ref(), want.as_str());
+            if matches!(got, Cow::Borrowed(_)) {
+                proptest::prop_assert_eq!(&text, &want);
+            }
         }
     }
 
