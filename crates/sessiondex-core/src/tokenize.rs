@@ -205,22 +205,72 @@ fn ascii_tokens(text: &str, mut f: impl FnMut(&str)) {
     }
 }
 
-/// [`for_each_token`] of any text, a char at a time.
+/// Calls `f` with `piece` lowercased in `lower`.
+fn emit_lowered(lower: &mut String, piece: &str, f: &mut dyn FnMut(&str)) {
+    lower.clear();
+    if piece.is_ascii() {
+        lower.push_str(piece);
+        lower.make_ascii_lowercase();
+    } else {
+        lower.extend(piece.chars().flat_map(char::to_lowercase));
+    }
+    f(lower);
+}
+
+/// [`for_each_token`] of any text: ASCII bytes classified by the table, other characters
+/// decoded one at a time.
 fn general_tokens(text: &str, mut f: impl FnMut(&str)) {
+    let normalized = nfkc(text);
+    let s: &str = &normalized;
+    let b = s.as_bytes();
+    let mut lower = String::new();
+    // The term being read: where it starts, and whether it is lowercase ASCII so far.
+    let mut start: Option<usize> = None;
+    let mut plain = true;
+    let mut emit = |piece: &str, plain: bool, f: &mut dyn FnMut(&str)| {
+        if plain {
+            f(piece);
+        } else {
+            emit_lowered(&mut lower, piece, f);
+        }
+    };
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        let (term, width) = if c < 0x80 {
+            (is_ascii_term_byte(c), 1)
+        } else {
+            match s.get(i..).and_then(|t| t.chars().next()) {
+                Some(ch) => (is_term_char(ch), ch.len_utf8()),
+                None => break,
+            }
+        };
+        if term {
+            if start.is_none() {
+                start = Some(i);
+                plain = true;
+            }
+            plain &= c < 0x80 && !c.is_ascii_uppercase();
+        } else if let Some(st) = start.take() {
+            emit(s.get(st..i).unwrap_or_default(), plain, &mut f);
+        }
+        i += width;
+    }
+    if let Some(st) = start {
+        emit(s.get(st..).unwrap_or_default(), plain, &mut f);
+    }
+}
+
+/// [`general_tokens`] a char at a time everywhere (what it was before it read ASCII
+/// bytes as bytes), for the tests.
+#[cfg(test)]
+fn general_tokens_reference(text: &str, mut f: impl FnMut(&str)) {
     let normalized = nfkc(text);
     let mut lower = String::new();
     let mut start: Option<usize> = None;
     let s: &str = &normalized;
     let mut emit = |piece: &str, f: &mut dyn FnMut(&str)| {
         if piece.bytes().any(|b| b.is_ascii_uppercase()) || !piece.is_ascii() {
-            lower.clear();
-            if piece.is_ascii() {
-                lower.push_str(piece);
-                lower.make_ascii_lowercase();
-            } else {
-                lower.extend(piece.chars().flat_map(char::to_lowercase));
-            }
-            f(&lower);
+            emit_lowered(&mut lower, piece, f);
         } else {
             f(piece);
         }
@@ -287,13 +337,13 @@ mod tests {
         }
     }
 
-    /// Pieces of text for the island proptest: ASCII, combining marks (after ASCII letters
+    /// Pieces of text for the proptests below: ASCII, combining marks (after ASCII letters
     /// too, and out of canonical order), compatibility characters, Hangul jamo that compose,
     /// characters already NFKC and ones whose quick check is `Maybe`.
     const PIECES: &[&str] = &[
-        "a", "e", "Z", " ", "\n", ".", "1", "\u{301}", "\u{327}", "\u{323}", "\u{308}", "\u{334}",
-        "é", "ﬁ", "ｆ", "Ⅻ", "²", "K", "Å", "\u{1100}", "\u{1161}", "\u{11a8}", "가", "\u{3099}",
-        "か", "ſ", "µ", "\u{a0}", "\u{3000}", "中", "\u{fb01}", "\u{1e9b}",
+        "a", "e", "Z", "_", " ", "\n", ".", "1", "\u{301}", "\u{327}", "\u{323}", "\u{308}",
+        "\u{334}", "é", "ﬁ", "ｆ", "Ⅻ", "²", "K", "Å", "\u{1100}", "\u{1161}", "\u{11a8}", "가",
+        "\u{3099}", "か", "ſ", "µ", "\u{a0}", "\u{3000}", "中", "\u{fb01}", "\u{1e9b}",
     ];
 
     proptest::proptest! {
@@ -311,6 +361,20 @@ mod tests {
             if matches!(got, Cow::Borrowed(_)) {
                 proptest::prop_assert_eq!(&text, &want);
             }
+        }
+
+        /// The general path reading ASCII bytes as bytes gives the terms it gave a char at a
+        /// time, on text mixing ASCII with every kind of piece above.
+        #[test]
+        fn general_terms_are_the_char_at_a_time_terms(
+            parts in proptest::collection::vec(proptest::sample::select(PIECES), 0..24),
+        ) {
+            let text: String = parts.concat();
+            let mut got = Vec::new();
+            general_tokens(&text, |t| got.push(t.to_owned()));
+            let mut want = Vec::new();
+            general_tokens_reference(&text, |t| want.push(t.to_owned()));
+            proptest::prop_assert_eq!(got, want);
         }
     }
 
