@@ -351,8 +351,9 @@ struct Walk<'a> {
 /// The entries of `shard` that can pass the request's outcome and string filters, ascending,
 /// found from whole columns (a tight loop per column instead of a view per entry); `None`
 /// when no such filter is set or an entry range limits the walk (then every entry is looked
-/// at). An entry left out fails [`EntryFilters::passes`] or the outcome, so the walk over
-/// the rest sees the same entries pass, in the same order, with the same errors.
+/// at). An entry left out fails [`EntryFilters::passes`] or the outcome and an entry picked
+/// passes both, so the walk over the picked ones (checking only their time) sees the same
+/// entries pass, in the same order.
 fn filter_candidates(
     v: &ValidRecall,
     shard: &HotShard<Bytes>,
@@ -948,18 +949,17 @@ impl Search<'_> {
             Some(o) => e.outcome().map_err(ce)? == Some(o),
         };
         let ok = outcome_ok && f.passes(e, shard)?;
-        if !ok {
-            return Ok(false);
+        Ok(ok && self.passes_time(e))
+    }
+
+    /// Whether `e` passes the request's time filters (always without them).
+    fn passes_time(&self, e: &HotEntry<'_>) -> bool {
+        if !has_time(self.v) {
+            return true;
         }
-        if has_time(self.v) {
-            let Some(t) = e.timestamp_ms() else {
-                return Ok(false);
-            };
-            if self.v.since_ms.is_some_and(|s| t < s) || self.v.until_ms.is_some_and(|u| t > u) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        e.timestamp_ms().is_some_and(|t| {
+            !(self.v.since_ms.is_some_and(|s| t < s) || self.v.until_ms.is_some_and(|u| t > u))
+        })
     }
 
     /// Whether entry `i` of a filtered walk is a document of the search (its filters, its
@@ -970,10 +970,17 @@ impl Search<'_> {
         i: usize,
         filters: &mut EntryFilters<'_>,
         walk: &Walk<'_>,
+        picked: bool,
     ) -> Result<bool, Error> {
         let e = shard.entry(i).ok_or_else(corrupt)?;
-        // The filters first: most entries fail them, and then need no pairing look.
-        if !self.passes(&e, shard, filters)? {
+        // The filters first: most entries fail them, and then need no pairing look. An entry
+        // `filter_candidates` picked passed the outcome and string filters already.
+        let passes = if picked {
+            self.passes_time(&e)
+        } else {
+            self.passes(&e, shard, filters)?
+        };
+        if !passes {
             return Ok(false);
         }
         if !walk.paired_calls.is_empty()
@@ -1086,14 +1093,14 @@ impl Search<'_> {
             match filter_candidates(self.v, shard, &mut filters)? {
                 Some(cands) => {
                     for i in cands {
-                        if self.admit(shard, i as usize, &mut filters, &walk)? {
+                        if self.admit(shard, i as usize, &mut filters, &walk, true)? {
                             kept.push(i);
                         }
                     }
                 }
                 None => {
                     for i in 0..n {
-                        if self.admit(shard, i, &mut filters, &walk)? {
+                        if self.admit(shard, i, &mut filters, &walk, false)? {
                             kept.push(u32::try_from(i).map_err(|_| corrupt())?);
                         }
                     }
@@ -2601,6 +2608,7 @@ mod prefilter_tests {
         let index = m.index(Branches::Active).unwrap();
         let outcomes = [None, Some("failed"), Some("succeeded")];
         let mut checked = 0;
+        let mut timed = 0;
         for tool in tools
             .iter()
             .map(Some)
@@ -2640,11 +2648,43 @@ mod prefilter_tests {
                             }
                         }
                         checked += usize::from(!page.hits.is_empty());
+                        // The same filters from and up to a hit's time: picked entries are
+                        // still checked against the time filters.
+                        let times: Vec<String> = page
+                            .hits
+                            .iter()
+                            .filter_map(|h| {
+                                let v = serde_json::to_value(h).ok()?;
+                                v["timestamp"].as_str().map(str::to_owned)
+                            })
+                            .collect();
+                        let Some(mid) = times.get(times.len() / 2).filter(|_| times.len() > 1)
+                        else {
+                            continue;
+                        };
+                        for bound in ["since", "until"] {
+                            let mut jt = j.clone();
+                            jt[bound] = mid.as_str().into();
+                            let req = RecallRequest::from_json(&jt).unwrap();
+                            let page = same_page(index, &opts, &req, &jt.to_string());
+                            for h in &page.hits {
+                                let hit = serde_json::to_value(h).unwrap();
+                                let t = hit["timestamp"].as_str().unwrap_or_default();
+                                let inside = if bound == "since" {
+                                    t >= mid.as_str()
+                                } else {
+                                    t <= mid.as_str()
+                                };
+                                assert!(inside, "{t} {jt}");
+                            }
+                            timed += usize::from(!page.hits.is_empty());
+                        }
                     }
                 }
             }
         }
         assert!(checked >= 20, "{checked} pages with hits");
+        assert!(timed >= 20, "{timed} pages with hits and a time filter");
     }
 
     /// The repo's own sessions: bundled examples, damaged and secret test files, id cases.
