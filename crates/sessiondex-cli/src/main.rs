@@ -14,7 +14,8 @@ mod mcp;
 mod query;
 use query::{CallArgs, ExpandArgs, RecallArgs, TraceArgs};
 
-/// mimalloc: a sync allocates and frees many small strings and vectors per record and term.
+/// mimalloc: a sync allocates and frees many small strings and vectors per record and term
+/// (without transparent huge pages: the workspace dependency's `no_thp`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
