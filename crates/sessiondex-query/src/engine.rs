@@ -159,6 +159,8 @@ struct EntryCand {
 /// are in [`Search::cold_structural`]).
 struct ColdCand {
     slot: u32,
+    /// The query groups below 64 its notes hold ([`ColdTerms::held`]).
+    held: u64,
     /// Its notes in [`Search::cold_terms`] (a range of positions).
     notes_start: u32,
     notes_end: u32,
@@ -1453,6 +1455,16 @@ impl ColdTerms {
             .is_some_and(|ns| ns.iter().any(|n| n.1 as usize == group))
     }
 
+    /// The query groups below 64 the notes in `range` hold, a bit each (what
+    /// [`ColdTerms::holds`] answers for them, in one pass over the notes).
+    fn held(&self, range: &std::ops::Range<usize>) -> u64 {
+        self.notes
+            .get(range.clone())
+            .unwrap_or_default()
+            .iter()
+            .fold(0, |bits, n| bits | 1u64.checked_shl(n.1).unwrap_or(0))
+    }
+
     /// The first [`MAX_MATCHED_TERMS`] distinct terms of the notes in `range`, in the order
     /// noted.
     fn terms(&self, range: &std::ops::Range<usize>) -> Vec<String> {
@@ -2184,17 +2196,19 @@ pub fn recall(
             s.cold_docs += 1;
             #[allow(clippy::cast_possible_truncation)]
             let notes = s.cold_terms.of(ci as u32);
+            let held = s.cold_terms.held(&notes);
+            let holds = |g: usize| match g {
+                0..64 => held >> g & 1 == 1,
+                _ => s.cold_terms.holds(&notes, g),
+            };
             for g in 0..s.cold_df.len() {
-                if s.cold_terms.holds(&notes, g) {
+                if holds(g) {
                     s.cold_df[g] += 1;
                 }
             }
             let lexical_ok = match &s.matcher {
                 Matcher::None => true,
-                Matcher::Terms { terms: q, .. } => terms_match(
-                    (0..q.len()).map(|g| s.cold_terms.holds(&notes, g)),
-                    v.matching,
-                ),
+                Matcher::Terms { terms: q, .. } => terms_match((0..q.len()).map(holds), v.matching),
                 Matcher::Phrase { .. } | Matcher::Regex(_) => !notes.is_empty(),
             };
             if !lexical_ok {
@@ -2259,6 +2273,7 @@ pub fn recall(
             let pos = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
             s.colds.push(ColdCand {
                 slot: pos(k),
+                held,
                 notes_start: pos(notes.start),
                 notes_end: pos(notes.end),
                 structural_later,
@@ -2292,19 +2307,30 @@ pub fn recall(
     }));
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let avg = bm.avg_len.round() as u32;
+    // A cold session's score depends only on the groups it holds: with at most 64 groups
+    // (all in `held`), sessions holding the same ones (every one, for one term) share it.
+    let mut last: Option<(u64, f32)> = None;
     items.extend(s.colds.iter().enumerate().map(|(k, c)| {
-        let score = if lexical {
+        let score = if !lexical {
+            0.0
+        } else if let Some((_, score)) = last.filter(|l| l.0 == c.held && idf.len() <= 64) {
+            score
+        } else {
             // Every query term, absent ones with tf 0, so coverage counts them.
             let notes = c.notes();
-            bm.score_idf(
+            let score = bm.score_idf(
                 1.0,
                 avg,
-                idf.iter()
-                    .enumerate()
-                    .map(|(g, &i)| (u32::from(s.cold_terms.holds(&notes, g)), i)),
-            )
-        } else {
-            0.0
+                idf.iter().enumerate().map(|(g, &i)| {
+                    let holds = match g {
+                        0..64 => c.held >> g & 1 == 1,
+                        _ => s.cold_terms.holds(&notes, g),
+                    };
+                    (u32::from(holds), i)
+                }),
+            );
+            last = Some((c.held, score));
+            score
         };
         (score, c.slot as usize, 0, Item::Cold(k))
     }));
@@ -2898,6 +2924,16 @@ mod prefilter_tests {
         assert_eq!(
             page(serde_json::json!({"query": "kestrel harbor nothing", "queryMatch": "all"})),
             pairs(&[])
+        );
+        // Groups past the 64 a cold candidate keeps as bits are read from its notes.
+        let filler: Vec<String> = (0..64).map(|i| format!("absent{i}")).collect();
+        assert_eq!(
+            page(serde_json::json!({"query": format!("{} kestrel harbor", filler.join(" "))})),
+            pairs(&[
+                ("both.jsonl", "kestrel harbor"),
+                ("port.jsonl", "harbor"),
+                ("one.jsonl", "kestrel"),
+            ])
         );
         assert_eq!(
             page(serde_json::json!({"query": "harbor kestrel", "queryMode": "fuzzy"})),
