@@ -27,7 +27,7 @@ use crate::fuzzy::{self, FuzzyOptions};
 use crate::index::{core_error, Bytes, Index, Resolved, SessionTotals, COLD};
 use crate::regex::{CompiledRegex, HaystackBudget, RegexLimits};
 use crate::request::{
-    reason, Call, Coverage, ExpandRequest, Hit, HitKind, Page, QueryMatch, QueryMode,
+    json_len, reason, Call, Coverage, ExpandRequest, Hit, HitKind, Page, QueryMatch, QueryMode,
     RecallRequest, Scope, StructuralEntry, ValidRecall,
 };
 use crate::snippet::{snippet, SnippetOptions};
@@ -615,6 +615,46 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
         mark(&mut out, &with_key);
     }
     Ok(Some(out))
+}
+
+/// A literal `all` query of two or more terms, with every session's totals at hand: a cold
+/// candidate missing a term has no hit, and what a visit would add (one document of BM25's,
+/// counted as every session not visited is, and a document for each term it holds) is
+/// added here from the catalog's lists, so it is not visited. Hot candidates stay: their
+/// entries holding one term count in that term's document frequency.
+fn narrow_all(s: &mut Search<'_>, index: &Index, cands: &mut [bool]) {
+    let (Some(lists), Matcher::Terms { fuzzy: false, .. }) = (&s.term_sessions, &s.matcher) else {
+        return;
+    };
+    if s.v.matching != QueryMatch::All || lists.len() < 2 || s.id_walk.is_some() {
+        return;
+    }
+    let flags = index.session_flags();
+    let cold = |i: usize| flags.get(i).is_some_and(|f| f & COLD != 0);
+    let mut held = vec![0u16; cands.len()];
+    for list in lists {
+        for &i in list {
+            if let Some(h) = held.get_mut(i as usize) {
+                *h = h.saturating_add(1);
+            }
+        }
+    }
+    let every = u16::try_from(lists.len()).unwrap_or(u16::MAX);
+    for (i, (c, &h)) in cands.iter_mut().zip(&held).enumerate() {
+        if *c && h < every && cold(i) {
+            *c = false;
+        }
+    }
+    for (g, list) in lists.iter().enumerate() {
+        let dropped = list
+            .iter()
+            .map(|&i| i as usize)
+            .filter(|&i| i < cands.len() && !cands[i] && cold(i))
+            .count() as u64;
+        if let Some(df) = s.cold_df.get_mut(g) {
+            *df += dropped;
+        }
+    }
 }
 
 /// Per catalog session: whether it holds an id with the query's key, so its entries must be
@@ -1888,26 +1928,6 @@ fn round(score: f32) -> f64 {
     (f64::from(score) * 10_000.0).round() / 10_000.0
 }
 
-/// The length of `v` as compact JSON (0 if it does not serialize), counted as it is written
-/// rather than built as a string.
-fn json_len<T: serde::Serialize + ?Sized>(v: &T) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut n = Count(0);
-    match serde_json::to_writer(&mut n, v) {
-        Ok(()) => n.0,
-        Err(_) => 0,
-    }
-}
-
 /// Runs a recall over `index` (opened for the request's branch mode).
 ///
 /// # Errors
@@ -2047,6 +2067,10 @@ pub fn recall(
                 }
                 _ => None,
             };
+            let mut cands = cands;
+            if let (Some(c), Some(_)) = (&mut cands, totals) {
+                narrow_all(&mut s, index, c);
+            }
             let list: Vec<usize> = if let (Some(c), Some(_)) = (&cands, totals) {
                 candidates_newest_first(index, c)
             } else if every {
@@ -2383,8 +2407,11 @@ pub fn recall(
     let highlight = QueryTerms::from_terms(s.highlight.iter().cloned());
     let branches_arg = (v.branches == Branches::All).then_some(Branches::All);
     let mut hits = Vec::new();
-    let mut used = 600 + json_len(&s.coverage);
-    used += json_len(req);
+    let base = 600 + json_len(&s.coverage) + json_len(req);
+    // Hits are counted by a bound of their length while the bounds show the page fits, and
+    // exactly from the first hit they do not (the same hits as counting each exactly).
+    let mut used = base;
+    let mut exact = false;
     // A page hit whose digest was left for later and is gone.
     let mut digest_missing = false;
     for &(score, slot_k, entry, item) in items.iter().skip(offset).take(v.page_size as usize) {
@@ -2513,7 +2540,17 @@ pub fn recall(
                 }
             }
         };
-        let len = json_len(&hit) + 1;
+        debug_assert!(hit.json_len_bound() >= json_len(&hit));
+        let mut len = if exact {
+            json_len(&hit)
+        } else {
+            hit.json_len_bound()
+        } + 1;
+        if !hits.is_empty() && used + len > MAX_PAGE_CHARS && !exact {
+            exact = true;
+            used = base + hits.iter().map(|h| json_len(h) + 1).sum::<usize>();
+            len = json_len(&hit) + 1;
+        }
         if !hits.is_empty() && used + len > MAX_PAGE_CHARS {
             break;
         }
@@ -2555,7 +2592,7 @@ mod prefilter_tests {
     use fst::Streamer;
     use sessiondex_source::{Branches, Outcome};
 
-    use super::{recall, QueryContext};
+    use super::{json_len, recall, QueryContext, MAX_PAGE_CHARS};
     use crate::memory::{MemoryConfig, MemoryIndex};
     use crate::request::{QueryMatch, QueryMode, RecallRequest, Scope};
 
@@ -3398,6 +3435,59 @@ mod prefilter_tests {
     /// added in no particular order) are paged by path, in a global scope and in a project
     /// scope (a subset of the sessions), all hot and all cold; scope `session` picks the
     /// first of them by path.
+    /// A page stops at the first hit that takes it past `MAX_PAGE_CHARS`, counted exactly,
+    /// though its hits are counted by bounds until then: escape-heavy snippets and a long
+    /// path make a hit long, and the next page's first hit is the one that did not fit.
+    #[test]
+    fn pages_stop_where_exact_lengths_say() {
+        let mut lines = vec![serde_json::json!({
+            "type": "session", "version": 3, "id": "long", "timestamp": "2026-01-01T00:00:00Z",
+            "cwd": "/p"
+        })
+        .to_string()];
+        for k in 0..150 {
+            let text = format!(
+                "zqpage {k} {}",
+                "say \"hi\" to C:\\dir\\file \u{1}\t\u{1f} and \u{e9}t\u{e9} ".repeat(12)
+            );
+            lines.push(
+                serde_json::json!({
+                    "type": "message", "id": format!("e{k}"),
+                    "parentId": if k == 0 { None } else { Some(format!("e{}", k - 1)) },
+                    "timestamp": "2026-01-01T00:00:01Z",
+                    "message": {"role": "user", "content": text}
+                })
+                .to_string(),
+            );
+        }
+        let mut m = MemoryIndex::new(MemoryConfig::default());
+        let name = format!("{}/session.jsonl", "deep".repeat(40));
+        m.add_file(&name, format!("{}\n", lines.join("\n")).as_bytes())
+            .unwrap();
+        let opts = m.engine_options();
+        let index = m.index(Branches::Active).unwrap();
+        let req = RecallRequest::from_json(
+            &serde_json::json!({"query": "zqpage", "pageSize": 100, "scope": "global"}),
+        )
+        .unwrap();
+        let page = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+        assert_eq!(page.total, 150);
+        assert!(
+            page.hits.len() > 1 && page.hits.len() < 100,
+            "{}",
+            page.hits.len()
+        );
+        let used = 600
+            + json_len(&page.coverage)
+            + json_len(&req)
+            + page.hits.iter().map(|h| json_len(h) + 1).sum::<usize>();
+        assert!(used <= MAX_PAGE_CHARS, "{used}");
+        let next = page.next.as_ref().unwrap().recall_request().unwrap();
+        let rest = recall(index, &opts, &QueryContext::default(), &next).unwrap();
+        let first = json_len(&rest.hits[0]) + 1;
+        assert!(used + first > MAX_PAGE_CHARS, "{used} + {first}");
+    }
+
     #[test]
     fn ties_go_to_the_path() {
         let one = concat!(

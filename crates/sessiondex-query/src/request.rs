@@ -1047,6 +1047,124 @@ pub struct Hit {
     pub follow: Call,
 }
 
+impl Hit {
+    /// At least the length of this hit as compact JSON, and close to it: every string is
+    /// counted exactly (quotes, escapes), every key as if written, every number at its
+    /// widest. A page counts its hits by this bound while the bounds show it fits
+    /// ([`crate::engine::MAX_PAGE_CHARS`]), which costs a pass over the strings instead of
+    /// serializing each hit.
+    #[must_use]
+    pub(crate) fn json_len_bound(&self) -> usize {
+        // The keys of a hit (218 bytes with quotes, colon and comma), of its snippet (37)
+        // and of its call (17), braces included.
+        const KEYS: usize = 512;
+        // A `u64` or `usize`; an `f64` as serde_json writes it (shortest round trip).
+        const INT: usize = 20;
+        const FLOAT: usize = 24;
+        let s = json_str_len;
+        let opt = |o: &Option<String>| o.as_deref().map_or(0, s);
+        let snippet = self.snippet.as_ref().map_or(0, |sn| {
+            s(&sn.text) + "false".len() + sn.highlights.len() * (2 * INT + 4)
+        });
+        let structural: usize = self
+            .matched_structural_entries
+            .iter()
+            .map(|e| 64 + INT + opt(&e.entry_id) + opt(&e.operation_address))
+            .sum();
+        KEYS + s("session")
+            + s(&self.session_id)
+            + s(&self.file)
+            + opt(&self.entry_id)
+            + INT
+            + opt(&self.operation_address)
+            + opt(&self.role)
+            + opt(&self.tool)
+            + s("succeeded")
+            + opt(&self.timestamp)
+            + FLOAT
+            + snippet
+            + opt(&self.snippet_unavailable)
+            + 2
+            + self.matched_terms.iter().map(|t| s(t) + 1).sum::<usize>()
+            + 2
+            + structural
+            + 2
+            + self.matched_in.len() * (s("tool_output") + 1)
+            + s(&self.follow.reference)
+            + json_value_len_bound(&self.follow.args)
+    }
+}
+
+/// The length of `s` as a JSON string: its quotes, and each byte as serde_json writes it
+/// (`\"`, `\\` and the short control escapes take two bytes, other control characters six).
+pub(crate) fn json_str_len(s: &str) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    fn extra(b: u8) -> usize {
+        match b {
+            b'"' | b'\\' | b'\x08' | b'\x0c' | b'\n' | b'\r' | b'\t' => 1,
+            0..=0x1f => 5,
+            _ => 0,
+        }
+    }
+    let bytes = s.as_bytes();
+    let mut escapes = 0;
+    let mut words = bytes.chunks_exact(8);
+    for w8 in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w8);
+        let w = u64::from_le_bytes(b);
+        // A high bit per byte below 0x20, or equal to `"` or `\\` (a borrow may mark a
+        // byte after a marked one too: then the bytes are only looked at one by one).
+        let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+        let marked = (w.wrapping_sub(ONES * 0x20) & !w & HIGH)
+            | zero(w ^ (ONES * u64::from(b'"')))
+            | zero(w ^ (ONES * u64::from(b'\\')));
+        if marked != 0 {
+            escapes += w8.iter().map(|&b| extra(b)).sum::<usize>();
+        }
+    }
+    escapes += words.remainder().iter().map(|&b| extra(b)).sum::<usize>();
+    2 + bytes.len() + escapes
+}
+
+/// At least the length of `v` as compact JSON: strings exact, numbers exact.
+fn json_value_len_bound(v: &Value) -> usize {
+    match v {
+        Value::Null => 4,
+        Value::Bool(_) => 5,
+        Value::Number(n) => json_len(n),
+        Value::String(s) => json_str_len(s),
+        Value::Array(a) => 2 + a.iter().map(|x| json_value_len_bound(x) + 1).sum::<usize>(),
+        Value::Object(m) => {
+            2 + m
+                .iter()
+                .map(|(k, x)| json_str_len(k) + json_value_len_bound(x) + 2)
+                .sum::<usize>()
+        }
+    }
+}
+
+/// The length of `v` as compact JSON (0 if it does not serialize), counted as it is written
+/// rather than built as a string.
+pub(crate) fn json_len<T: Serialize + ?Sized>(v: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    match serde_json::to_writer(&mut n, v) {
+        Ok(()) => n.0,
+        Err(_) => 0,
+    }
+}
+
 /// One page of a recall.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -1067,6 +1185,110 @@ pub struct Page {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A few thousand strings of every ASCII byte (quotes, backslashes, every control
+    /// character), non-ASCII letters, U+2028 and an emoji, from a fixed seed.
+    fn strings() -> Vec<String> {
+        let pool: Vec<char> = (0u8..0x80)
+            .map(char::from)
+            .chain(['\u{e9}', '\u{df}', '\u{2028}', '\u{1f600}', 'a', 'b', ' '])
+            .collect();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut out: Vec<String> = (0u8..0x80).map(|b| char::from(b).to_string()).collect();
+        for _ in 0..3000 {
+            let n = (next() % 400) as usize;
+            out.push(
+                (0..n)
+                    .map(|_| pool[(next() % pool.len() as u64) as usize])
+                    .collect(),
+            );
+        }
+        out
+    }
+
+    #[test]
+    fn json_string_lengths_are_exact() {
+        for s in strings() {
+            assert_eq!(
+                json_str_len(&s),
+                serde_json::to_string(&s).unwrap().len(),
+                "{s:?}"
+            );
+        }
+    }
+
+    /// The bound is never below the hit's JSON, whichever fields are set, however long and
+    /// escape-heavy its strings and however wide its numbers.
+    #[test]
+    fn hit_length_bounds_hold() {
+        let strings = strings();
+        let mut k = 0usize;
+        let mut pick = || {
+            k += 1;
+            strings[(k * 7919) % strings.len()].clone()
+        };
+        for round in 0..600 {
+            let some = |bit: usize| round >> (bit % 9) & 1 == 1;
+            let follow = Call {
+                reference: pick(),
+                args: serde_json::json!({
+                    pick(): pick(),
+                    "n": [u64::MAX, i64::MIN, -1.234_567_890_123_456_7e-300, 0.1],
+                    "nested": {pick(): [null, true, false, pick()]},
+                }),
+            };
+            let hit = Hit {
+                kind: if some(0) {
+                    HitKind::Session
+                } else {
+                    HitKind::Entry
+                },
+                session_id: pick(),
+                file: pick(),
+                entry_id: some(1).then(&mut pick),
+                index: some(2).then_some(u64::MAX),
+                operation_address: some(3).then(&mut pick),
+                role: some(4).then(&mut pick),
+                tool: some(5).then(&mut pick),
+                outcome: some(6).then_some(Outcome::TimedOut),
+                timestamp: some(7).then(&mut pick),
+                score: if some(8) {
+                    -1.234_567_890_123_456_7e-300
+                } else {
+                    f64::MAX
+                },
+                snippet: some(2).then(|| crate::snippet::Snippet {
+                    text: pick(),
+                    truncated: some(3),
+                    highlights: vec![[usize::MAX, usize::MAX]; round % 5],
+                }),
+                snippet_unavailable: some(4).then(&mut pick),
+                matched_terms: (0..round % 4).map(|_| pick()).collect(),
+                matched_structural_entries: (0..round % 3)
+                    .map(|_| StructuralEntry {
+                        index: u64::MAX,
+                        entry_id: Some(pick()),
+                        operation_address: some(5).then(&mut pick),
+                    })
+                    .collect(),
+                matched_in: vec![FieldGroup::ToolOutput; round % 5],
+                follow,
+            };
+            let exact = serde_json::to_string(&hit).unwrap().len();
+            assert_eq!(json_len(&hit), exact);
+            assert!(
+                hit.json_len_bound() >= exact,
+                "{} < {exact}",
+                hit.json_len_bound()
+            );
+        }
+    }
 
     fn recall(v: Value) -> Result<ValidRecall, Error> {
         RecallRequest::from_json(&v)?.validate()
