@@ -56,7 +56,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use sessiondex_core::tokenize::{for_each_token, nfkc};
+use sessiondex_core::tokenize::{for_each_token, is_ascii_term_byte, nfkc};
 use sessiondex_source::TextClass;
 
 use crate::request::QueryMatch;
@@ -807,10 +807,52 @@ impl Phrase {
 /// literal and fuzzy hits.
 #[must_use]
 pub fn term_spans(text: &str, terms: &QueryTerms, max: usize) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
     if max == 0 || terms.is_empty() {
-        return out;
+        return Vec::new();
     }
+    if text.is_ascii() {
+        // Each run of term bytes is one token, lowered.
+        let bytes = text.as_bytes();
+        return ascii_runs(bytes)
+            .filter(|r| is_ascii_term(&bytes[r.clone()], terms.terms()))
+            .take(max)
+            .collect();
+    }
+    term_spans_general(text, terms, max)
+}
+
+/// The runs of term bytes (`_`, letters, digits) of ASCII text, in order: its tokens, before
+/// they are lowered.
+pub(crate) fn ascii_runs(text: &[u8]) -> impl Iterator<Item = Range<usize>> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let start = at
+            + text
+                .get(at..)?
+                .iter()
+                .position(|&b| is_ascii_term_byte(b))?;
+        let end = text[start..]
+            .iter()
+            .position(|&b| !is_ascii_term_byte(b))
+            .map_or(text.len(), |n| start + n);
+        at = end;
+        Some(start..end)
+    })
+}
+
+/// Whether a run of ASCII term bytes, lowered, is one of `terms`.
+pub(crate) fn is_ascii_term(run: &[u8], terms: &[String]) -> bool {
+    terms.iter().any(|t| {
+        t.len() == run.len()
+            && t.bytes()
+                .zip(run)
+                .all(|(a, &b)| a == b.to_ascii_lowercase())
+    })
+}
+
+/// [`term_spans`] of any text, a character at a time.
+fn term_spans_general(text: &str, terms: &QueryTerms, max: usize) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
     // Token boundaries in the original text: runs of term characters. Each run's canonical
     // token is compared with the query terms.
     let mut start: Option<usize> = None;
@@ -1107,5 +1149,27 @@ mod tests {
         assert!(term_spans(t, &QueryTerms::default(), 5).is_empty());
         let t = "ＦＯＯ!";
         assert_eq!(term_spans(t, &q, 5), [0..t.len() - 1]);
+    }
+
+    /// ASCII text takes the run-by-byte path; the character-at-a-time path gives the same
+    /// spans, at every cap.
+    #[test]
+    fn ascii_term_spans_equal_the_general_path() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let q = QueryTerms::from_terms(["ab", "a_1", "b", "zz9"].map(String::from));
+        for len in 0..300 {
+            let text = random_text(b"aAbBzZ9_1 .-/\n", len % 60, &mut x);
+            for max in [1, 2, 5, 64] {
+                assert_eq!(
+                    term_spans(&text, &q, max),
+                    term_spans_general(&text, &q, max),
+                    "{text:?} {max}"
+                );
+            }
+        }
+        let text = "AB ab_ a_1 A_1x b";
+        let spans = term_spans(text, &q, 10);
+        let words: Vec<&str> = spans.iter().map(|r| &text[r.clone()]).collect();
+        assert_eq!(words, ["AB", "a_1", "b"]);
     }
 }

@@ -215,6 +215,12 @@ pub fn count_groups(text: &str, groups: &[Vec<String>]) -> Vec<u32> {
 /// Whether any canonical token of `text` is one of `terms`.
 #[must_use]
 pub fn has_any_term(text: &str, terms: &[String]) -> bool {
+    if text.is_ascii() {
+        // Each run of term bytes is one token, lowered: the first that is a term answers.
+        let bytes = text.as_bytes();
+        return crate::bm25::ascii_runs(bytes)
+            .any(|r| crate::bm25::is_ascii_term(&bytes[r], terms));
+    }
     let mut hit = false;
     if !text.is_empty() && !terms.is_empty() {
         for_each_token(text, |t| hit |= terms.iter().any(|x| x == t));
@@ -243,6 +249,28 @@ mod tests {
         assert_eq!(s.groups(), [FieldGroup::Thinking, FieldGroup::ToolOutput]);
         assert!(GroupSet::from_request(None).is_all());
         assert!(GroupSet::from_request(Some(&FieldGroup::ALL)).is_all());
+    }
+
+    #[test]
+    fn ascii_text_holds_a_term_as_its_tokens_say() {
+        let terms = ["ab", "a_1", "zz9"].map(String::from);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let alphabet = b"aAbBzZ9_1 .-/";
+        for len in 0..400 {
+            let text: String = (0..len % 40)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    char::from(alphabet[(x % alphabet.len() as u64) as usize])
+                })
+                .collect();
+            let mut want = false;
+            for_each_token(&text, |t| want |= terms.iter().any(|x| x == t));
+            assert_eq!(has_any_term(&text, &terms), want, "{text:?}");
+        }
+        assert!(has_any_term("x AB.", &terms));
+        assert!(!has_any_term("abc a_12 zz", &terms));
     }
 
     #[test]
