@@ -36,7 +36,8 @@ mod precision;
 
 /// Filtered hot entries one call keeps at most (`candidate_entry_budget`).
 pub const CANDIDATE_ENTRY_BUDGET: usize = 50_000;
-/// Cold digests one call considers at most (`candidate_digest_budget`).
+/// Candidate cold sessions one call considers at most (`candidate_digest_budget`): those
+/// the catalog does not rule out (every cold session when it cannot narrow).
 pub const CANDIDATE_DIGEST_BUDGET: usize = 10_000;
 /// Ranked items one call keeps at most (`candidate_item_budget`).
 pub const CANDIDATE_ITEM_BUDGET: usize = 10_000;
@@ -497,6 +498,16 @@ fn candidates_newest_first(index: &Index, cands: &[bool]) -> Vec<usize> {
         .map(|&i| i as usize)
         .filter(|&i| is_cand(i))
         .collect()
+}
+
+/// The most candidate cold sessions one call looks at ([`CANDIDATE_DIGEST_BUDGET`]; tests set
+/// a smaller one).
+fn digest_budget() -> usize {
+    #[cfg(test)]
+    if let Some(b) = prefilter_tests::DIGEST_BUDGET.with(std::cell::Cell::get) {
+        return b;
+    }
+    CANDIDATE_DIGEST_BUDGET
 }
 
 /// Whether a recall over every session may count the sessions that are not candidates from
@@ -2062,9 +2073,7 @@ pub fn recall(
             // the candidates are visited, the others are counted from the index's totals
             // (what the loop below would add for each of them, as it skips them).
             let totals = match (&cands, index.session_totals()) {
-                (Some(_), Some(t)) if every && fast_totals_allowed() => {
-                    (t.cold <= CANDIDATE_DIGEST_BUDGET as u64).then_some(t)
-                }
+                (Some(_), Some(t)) if every && fast_totals_allowed() => Some(t),
                 _ => None,
             };
             let mut cands = cands;
@@ -2103,6 +2112,7 @@ pub fn recall(
             let flags = index.session_flags();
             let rank = index.newest_rank();
             let mut cold_slots: Vec<usize> = Vec::new();
+            let budget = digest_budget();
             for i in list {
                 let f = flags.get(i).copied().unwrap_or(0);
                 if totals.is_some() {
@@ -2141,20 +2151,22 @@ pub fn recall(
                     s.coverage.add_reason("index_file_missing");
                     continue;
                 }
+                if skip && cold {
+                    // Counted in BM25's documents, as the cold loop below counts each cold
+                    // session it looks at; its vocabulary holds none of the terms, so it is
+                    // not a candidate and takes nothing from the digest budget.
+                    s.coverage.indexed_sessions += 1;
+                    skipped_cold += 1;
+                    continue;
+                }
                 if cold {
-                    if cold_seen >= CANDIDATE_DIGEST_BUDGET {
+                    if cold_seen >= budget {
                         s.coverage.add_reason(reason::CANDIDATE_DIGEST_BUDGET);
                         continue;
                     }
                     cold_seen += 1;
                 }
                 s.coverage.indexed_sessions += 1;
-                if skip && cold {
-                    // Counted in BM25's documents, as the cold loop below counts each cold
-                    // session it looks at; its vocabulary holds none of the terms.
-                    skipped_cold += 1;
-                    continue;
-                }
                 if cold {
                     cold_slots.push(i);
                     continue;
@@ -2601,6 +2613,8 @@ mod prefilter_tests {
         pub(super) static VISIT_ALL: Cell<bool> = const { Cell::new(false) };
         /// Hot shards' filters look at every entry (no whole-column scans first).
         pub(super) static ENTRY_WALK: Cell<bool> = const { Cell::new(false) };
+        /// A digest budget in place of [`super::CANDIDATE_DIGEST_BUDGET`].
+        pub(super) static DIGEST_BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
     }
 
     fn files(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
@@ -3435,6 +3449,72 @@ mod prefilter_tests {
     /// added in no particular order) are paged by path, in a global scope and in a project
     /// scope (a subset of the sessions), all hot and all cold; scope `session` picks the
     /// first of them by path.
+    /// The digest budget counts candidate cold sessions only: a rare term in the oldest of
+    /// more cold sessions than the budget is found, and the page is complete; a term in
+    /// every session stops at the budget's newest candidates and says so. Visiting every
+    /// session (no totals) gives the same pages.
+    #[test]
+    fn digest_budget_counts_candidates_only() {
+        let mut m = MemoryIndex::new(MemoryConfig {
+            hot_sessions: Some(1),
+            ..MemoryConfig::default()
+        });
+        for k in 0..8 {
+            let word = if k == 0 { "zqoldest" } else { "filler" };
+            m.add_file(
+                &format!("s{k}.jsonl"),
+                format!(
+                    "{}\n{}\n",
+                    format_args!(
+                        r#"{{"type":"session","version":3,"id":"s{k}","timestamp":"2026-01-0{}T00:00:00Z","cwd":"/p"}}"#,
+                        k + 1
+                    ),
+                    format_args!(
+                        r#"{{"type":"message","id":"s{k}-1","parentId":null,"timestamp":"2026-01-0{}T00:00:01Z","message":{{"role":"user","content":"zqeverywhere {word}"}}}}"#,
+                        k + 1
+                    ),
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+        }
+        let opts = m.engine_options();
+        let index = m.index(Branches::Active).unwrap();
+        DIGEST_BUDGET.with(|c| c.set(Some(3)));
+        let page = |query: &str| {
+            let req = RecallRequest::from_json(
+                &serde_json::json!({"query": query, "scope": "global", "pageSize": 20}),
+            )
+            .unwrap();
+            let fast = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+            VISIT_ALL.with(|c| c.set(true));
+            let visited = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+            VISIT_ALL.with(|c| c.set(false));
+            assert_eq!(
+                serde_json::to_value(&fast).unwrap(),
+                serde_json::to_value(&visited).unwrap(),
+                "{query}"
+            );
+            let files: Vec<String> = fast.hits.iter().map(|h| h.file.clone()).collect();
+            (files, fast.coverage)
+        };
+        let (files, coverage) = page("zqoldest");
+        assert_eq!(files, ["s0.jsonl"]);
+        assert!(coverage.complete, "{coverage:?}");
+        assert_eq!(coverage.indexed_sessions, 8);
+        // The newest session is hot; of the seven cold ones the three newest are looked at.
+        let (mut files, coverage) = page("zqeverywhere");
+        files.sort();
+        assert_eq!(files, ["s4.jsonl", "s5.jsonl", "s6.jsonl", "s7.jsonl"]);
+        assert!(!coverage.complete);
+        assert!(coverage
+            .reasons
+            .iter()
+            .any(|r| r == "candidate_digest_budget"));
+        assert_eq!(coverage.indexed_sessions, 4);
+        DIGEST_BUDGET.with(|c| c.set(None));
+    }
+
     /// A page stops at the first hit that takes it past `MAX_PAGE_CHARS`, counted exactly,
     /// though its hits are counted by bounds until then: escape-heavy snippets and a long
     /// path make a hit long, and the next page's first hit is the one that did not fit.
