@@ -2227,6 +2227,9 @@ pub fn recall(
         }
         s.cold_terms = cold_terms(&mut s, index)?;
         let structural = has_structural(&v);
+        // Whether a cold candidate was kept (and one of them only partly inside the time
+        // bounds): the reasons that say what a cold candidate leaves unproven are added once.
+        let (mut kept_cold, mut any_time_unproven) = (false, false);
         for (k, slot) in slots.iter().enumerate().filter(|(_, sl)| sl.cold) {
             let Some(ci) = slot.catalog else { continue };
             s.cold_docs += 1;
@@ -2284,25 +2287,8 @@ pub fn recall(
                     _ => continue,
                 }
             }
-            if let (Matcher::Terms { terms: q, .. }, QueryMatch::All) = (&s.matcher, v.matching) {
-                if q.len() > 1 {
-                    s.coverage.add_reason(reason::COLD_ALL_REQUIRES_HYDRATION);
-                }
-            }
-            if let Matcher::Phrase { tokens, .. } = &s.matcher {
-                if tokens.len() > 1 {
-                    s.coverage
-                        .add_reason(reason::COLD_PHRASE_REQUIRES_HYDRATION);
-                }
-            }
-            if (lexical && structural) || time_unproven {
-                s.coverage
-                    .add_reason(reason::COLD_STRUCTURAL_FILTER_REQUIRES_HYDRATION);
-            }
-            if !s.px.groups.is_all() {
-                s.coverage
-                    .add_reason(reason::COLD_FIELD_GROUP_REQUIRES_HYDRATION);
-            }
+            kept_cold = true;
+            any_time_unproven |= time_unproven;
             if !found.is_empty() {
                 s.cold_structural.push((s.colds.len(), found));
             }
@@ -2314,6 +2300,31 @@ pub fn recall(
                 notes_end: pos(notes.end),
                 structural_later,
             });
+        }
+        if kept_cold {
+            if let (Matcher::Terms { terms: q, .. }, QueryMatch::All) = (&s.matcher, v.matching) {
+                if q.len() > 1 {
+                    s.coverage.add_reason(reason::COLD_ALL_REQUIRES_HYDRATION);
+                }
+            }
+            if let Matcher::Phrase { tokens, .. } = &s.matcher {
+                if tokens.len() > 1 {
+                    s.coverage
+                        .add_reason(reason::COLD_PHRASE_REQUIRES_HYDRATION);
+                }
+            }
+            if lexical && structural {
+                s.coverage
+                    .add_reason(reason::COLD_STRUCTURAL_FILTER_REQUIRES_HYDRATION);
+            }
+            if !s.px.groups.is_all() {
+                s.coverage
+                    .add_reason(reason::COLD_FIELD_GROUP_REQUIRES_HYDRATION);
+            }
+        }
+        if any_time_unproven {
+            s.coverage
+                .add_reason(reason::COLD_STRUCTURAL_FILTER_REQUIRES_HYDRATION);
         }
     }
 
