@@ -1516,6 +1516,15 @@ impl ColdTerms {
             .fold(0, |bits, n| bits | 1u64.checked_shl(n.1).unwrap_or(0))
     }
 
+    /// [`ColdTerms::holds`] with the notes' groups below 64 already read into `held`
+    /// ([`ColdTerms::held`]): groups past them are read from the notes.
+    fn holds_with(&self, held: u64, range: &std::ops::Range<usize>, group: usize) -> bool {
+        match group {
+            0..64 => held >> group & 1 == 1,
+            _ => self.holds(range, group),
+        }
+    }
+
     /// The first [`MAX_MATCHED_TERMS`] distinct terms of the notes in `range`, in the order
     /// noted.
     fn terms(&self, range: &std::ops::Range<usize>) -> Vec<String> {
@@ -2236,10 +2245,7 @@ pub fn recall(
             #[allow(clippy::cast_possible_truncation)]
             let notes = s.cold_terms.of(ci as u32);
             let held = s.cold_terms.held(&notes);
-            let holds = |g: usize| match g {
-                0..64 => held >> g & 1 == 1,
-                _ => s.cold_terms.holds(&notes, g),
-            };
+            let holds = |g: usize| s.cold_terms.holds_with(held, &notes, g);
             for g in 0..s.cold_df.len() {
                 if holds(g) {
                     s.cold_df[g] += 1;
@@ -2368,13 +2374,9 @@ pub fn recall(
             let score = bm.score_idf(
                 1.0,
                 avg,
-                idf.iter().enumerate().map(|(g, &i)| {
-                    let holds = match g {
-                        0..64 => c.held >> g & 1 == 1,
-                        _ => s.cold_terms.holds(&notes, g),
-                    };
-                    (u32::from(holds), i)
-                }),
+                idf.iter()
+                    .enumerate()
+                    .map(|(g, &i)| (u32::from(s.cold_terms.holds_with(c.held, &notes, g)), i)),
             );
             last = Some((c.held, score));
             score
@@ -2741,10 +2743,7 @@ mod prefilter_tests {
                         let times: Vec<String> = page
                             .hits
                             .iter()
-                            .filter_map(|h| {
-                                let v = serde_json::to_value(h).ok()?;
-                                v["timestamp"].as_str().map(str::to_owned)
-                            })
+                            .filter_map(|h| h.timestamp.clone())
                             .collect();
                         let Some(mid) = times.get(times.len() / 2).filter(|_| times.len() > 1)
                         else {
@@ -2756,8 +2755,7 @@ mod prefilter_tests {
                             let req = RecallRequest::from_json(&jt).unwrap();
                             let page = same_page(index, &opts, &req, &jt.to_string());
                             for h in &page.hits {
-                                let hit = serde_json::to_value(h).unwrap();
-                                let t = hit["timestamp"].as_str().unwrap_or_default();
+                                let t = h.timestamp.as_deref().unwrap_or_default();
                                 let inside = if bound == "since" {
                                     t >= mid.as_str()
                                 } else {
