@@ -1209,8 +1209,8 @@ impl Search<'_> {
                 };
                 let shared = shared_groups.is_some();
                 // (entry, group, tf) of every kept posting, then put in entry order: a sort
-                // of plain triples (postings of one term come sorted already), not a map
-                // insert per posting.
+                // of plain triples, not a map insert per posting. Postings of one term come
+                // sorted already, so the stable sort, which finds runs, merges them.
                 let mut hits: Vec<(u32, u32, u32)> = Vec::new();
                 for (g, group) in groups.iter().enumerate() {
                     for term in group {
@@ -1228,7 +1228,7 @@ impl Search<'_> {
                         );
                     }
                 }
-                hits.sort_unstable_by_key(|h| h.0);
+                hits.sort_by_key(|h| h.0);
                 // One entry's run of hits at a time, its frequencies summed per group.
                 let mut tf = vec![0u32; ng];
                 let mut at = 0;
@@ -2383,14 +2383,15 @@ pub fn recall(
         };
         (score, c.slot as usize, 0, Item::Cold(k))
     }));
+    let offset = usize::try_from(v.offset).unwrap_or(usize::MAX);
     if lexical {
-        precision::add_and_tier(&mut s, index, &slots, &mut items, single)?;
+        let want = offset.saturating_add(v.page_size as usize);
+        precision::add_and_tier(&mut s, index, &slots, &mut items, single, want)?;
     }
     if items.len() > CANDIDATE_ITEM_BUDGET {
         s.coverage.add_reason(reason::CANDIDATE_ITEM_BUDGET);
     }
     let total = items.len().min(CANDIDATE_ITEM_BUDGET) as u64;
-    let offset = usize::try_from(v.offset).unwrap_or(usize::MAX);
     // Only the items up to the end of the page are put in order: the best `want` by score,
     // then newer session, path, entry, then the order they were added in (what a stable sort
     // of every item would give, at the cost of a selection).
@@ -2398,23 +2399,13 @@ pub fn recall(
         .saturating_add(v.page_size as usize)
         .min(CANDIDATE_ITEM_BUDGET)
         .min(items.len());
-    // Each item's place as one integer, so the selection compares integers: the score
-    // (descending, in `f32::total_cmp`'s order), its slot's rank (one slot, one session: its
-    // time and file), the entry, the item's position.
-    let key = |(i, it): (usize, &precision::Ranked)| -> u128 {
-        let bits = it.0.to_bits();
-        let ascending = if bits >> 31 == 1 {
-            !bits
-        } else {
-            bits | 0x8000_0000
-        };
-        let rank = slots.get(it.1).map_or(u32::MAX, |sl| sl.rank);
-        (u128::from(!ascending) << 96)
-            | (u128::from(rank) << 64)
-            | (u128::from(it.2) << 32)
-            | u128::from(u32::try_from(i).unwrap_or(u32::MAX))
-    };
-    let mut order: Vec<u128> = items.iter().enumerate().map(key).collect();
+    // Each item's place as one integer (`precision::order_key`), so the selection compares
+    // integers.
+    let mut order: Vec<u128> = items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| precision::order_key(&slots, i, it))
+        .collect();
     if want == 0 {
         order.clear();
     } else if want < order.len() {

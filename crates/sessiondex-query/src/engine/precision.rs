@@ -6,7 +6,8 @@
 //! A tier's items score their own score plus one more than the highest final score of the
 //! tiers below, so the order of the scores is the order of the page.
 
-use std::collections::{BTreeSet, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, HashSet};
 
 use sessiondex_core::hot::HotEntry;
 use sessiondex_core::tokenize::nfkc;
@@ -102,6 +103,89 @@ fn passes_tuple(v: &ValidRecall, t: &sessiondex_core::cold::ColdTuple<'_>) -> bo
             .is_none_or(|o| t.outcome().ok().flatten() == Some(o))
 }
 
+/// An item's place in the page's order as one integer (ascending): its score (descending,
+/// in `f32::total_cmp`'s order), its slot's rank (one slot, one session: its time and file),
+/// the entry, the item's position `i`.
+pub(super) fn order_key(slots: &[Slot], i: usize, it: &Ranked) -> u128 {
+    let bits = it.0.to_bits();
+    let ascending = if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    };
+    let rank = slots.get(it.1).map_or(u32::MAX, |sl| sl.rank);
+    (u128::from(!ascending) << 96)
+        | (u128::from(rank) << 64)
+        | (u128::from(it.2) << 32)
+        | u128::from(u32::try_from(i).unwrap_or(u32::MAX))
+}
+
+/// Puts in tier 2 the candidates `cands` (tier-0 entry items holding every query term) whose
+/// stored text holds the terms in order (`adjacent(slot, entry)`), checking at most
+/// [`ADJACENCY_CANDIDATES`] of them in the page's order, and only as many as decide the
+/// items up to `want` and every score among them. It stops once `want` are found, the
+/// highest score of tier 0 is known (a candidate found not adjacent, or the next one scoring
+/// at most the best tier-0 item that is no candidate) and the next candidate would not tie
+/// the last one found once both have tier 2's bonus. A candidate left unchecked stays in
+/// tier 0: in tier 2 it would come after the `want` found, and its score is at most tier 0's
+/// highest, so neither the items up to `want` nor the bonuses change.
+fn adjacency(
+    items: &[Ranked],
+    tier: &mut [u8],
+    slots: &[Slot],
+    cands: &[usize],
+    want: usize,
+    mut adjacent: impl FnMut(usize, u32) -> Result<bool, Error>,
+) -> Result<(), Error> {
+    if cands.is_empty() {
+        return Ok(());
+    }
+    // The best tier-0 score of the items that are no candidates.
+    let mut is_cand = vec![false; items.len()];
+    for &k in cands {
+        is_cand[k] = true;
+    }
+    let mut zero_best: Option<f32> = None;
+    for (k, it) in items.iter().enumerate() {
+        if tier[k] == 0 && !is_cand[k] {
+            zero_best = Some(zero_best.map_or(it.0, |b| b.max(it.0)));
+        }
+    }
+    let mut heap: BinaryHeap<Reverse<u128>> = cands
+        .iter()
+        .map(|&k| Reverse(order_key(slots, k, &items[k])))
+        .collect();
+    let mut found = 0usize;
+    // A candidate was found not adjacent: `zero_best` is at least every unchecked score.
+    let mut zero_known = false;
+    let mut last_found: Option<f32> = None;
+    let mut checked = 0usize;
+    #[allow(clippy::cast_possible_truncation)]
+    while let Some(Reverse(key)) = heap.pop() {
+        if checked == ADJACENCY_CANDIDATES {
+            break;
+        }
+        let k = key as u32 as usize;
+        let (score, slot, entry, _) = items[k];
+        if found >= want && (zero_known || zero_best.is_some_and(|b| score <= b)) {
+            let bonus = zero_best.map_or(0.0, |b| b.max(0.0)) + 1.0;
+            if last_found.is_none_or(|l| score + bonus != l + bonus) {
+                break;
+            }
+        }
+        checked += 1;
+        if adjacent(slot, entry)? {
+            tier[k] = 2;
+            found += 1;
+            last_found = Some(score);
+        } else if !zero_known {
+            zero_known = true;
+            zero_best = Some(zero_best.map_or(score, |b| b.max(score)));
+        }
+    }
+    Ok(())
+}
+
 /// Adds the records an id query names that the lexical search did not find, puts every
 /// item in its tier and adds the tier bonuses. `items` holds the entry candidates first, in
 /// the order of `s.entries`, then the cold candidates in the order of `s.colds`.
@@ -112,7 +196,14 @@ pub(super) fn add_and_tier(
     slots: &[Slot],
     items: &mut Vec<Ranked>,
     single: bool,
+    want: usize,
 ) -> Result<(), Error> {
+    #[cfg(test)]
+    let want = if tests::FULL_ADJACENCY.with(std::cell::Cell::get) {
+        usize::MAX
+    } else {
+        want
+    };
     let n_entries = s.entries.len();
     let mut tier = vec![0u8; items.len()];
     // Records named by id.
@@ -194,9 +285,10 @@ pub(super) fn add_and_tier(
             }
         }
     }
-    // Adjacency: entries holding every query term, best first, checked on stored text.
+    // Adjacency: entries holding every query term, best first, checked on stored text; only
+    // as many as decide the items up to `want` (see `adjacency`).
     if let (Some(seq), Matcher::Terms { fuzzy: false, .. }) = (&s.px.sequence, &s.matcher) {
-        let mut cands: Vec<usize> = (0..n_entries)
+        let cands: Vec<usize> = (0..n_entries)
             .filter(|&k| {
                 tier[k] == 0 && {
                     let tf = s.tf(&s.entries[k]);
@@ -204,28 +296,17 @@ pub(super) fn add_and_tier(
                 }
             })
             .collect();
-        cands.sort_by(|&a, &b| {
-            items[b]
-                .0
-                .total_cmp(&items[a].0)
-                .then_with(|| (items[a].1, items[a].2).cmp(&(items[b].1, items[b].2)))
-        });
-        cands.truncate(ADJACENCY_CANDIDATES);
+        let g = s.px.groups;
         let mut buf = Vec::new();
-        for k in cands {
-            let (slot, entry) = (items[k].1, items[k].2);
+        adjacency(items, &mut tier, slots, &cands, want, |slot, entry| {
             let Some(shard) = &slots[slot].shard else {
-                continue;
+                return Ok(false);
             };
             let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
             let p = Parts::of(&e).map_err(ce)?;
-            let g = s.px.groups;
-            let hit = (p.text_allowed(g) && seq.is_in(p.text, &mut buf))
-                || (p.thinking_allowed(g) && p.thinking.is_some_and(|t| seq.is_in(t, &mut buf)));
-            if hit {
-                tier[k] = 2;
-            }
-        }
+            Ok((p.text_allowed(g) && seq.is_in(p.text, &mut buf))
+                || (p.thinking_allowed(g) && p.thinking.is_some_and(|t| seq.is_in(t, &mut buf))))
+        })?;
     }
     // Bonuses: each tier scores above the highest final score of the tiers below. With every
     // item in tier 0 there is none (its bonus is 0, and no score is -0.0: BM25's terms are
@@ -379,11 +460,157 @@ pub(super) fn cold_entry_hit(
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+
     use sessiondex_source::Branches;
 
-    use crate::engine::{recall, QueryContext};
+    use super::{adjacency, Ranked};
+    use crate::engine::{recall, Item, QueryContext};
+    use crate::error::Error;
     use crate::memory::{MemoryConfig, MemoryIndex};
     use crate::request::{HitKind, Page, RecallRequest, Scope};
+
+    thread_local! {
+        /// Every adjacency candidate is checked, whatever the page needs.
+        pub(super) static FULL_ADJACENCY: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Runs [`adjacency`] over `scores` (every item a candidate but those in `others`),
+    /// `adjacent` saying which are; returns the tiers and the positions checked in order.
+    fn tiers(
+        scores: &[f32],
+        others: &[usize],
+        adjacent: &[usize],
+        want: usize,
+    ) -> (Vec<u8>, Vec<usize>) {
+        #[allow(clippy::cast_possible_truncation)]
+        let items: Vec<Ranked> = scores
+            .iter()
+            .enumerate()
+            .map(|(k, &s)| (s, 0, k as u32, Item::Entry))
+            .collect();
+        let cands: Vec<usize> = (0..items.len()).filter(|k| !others.contains(k)).collect();
+        let mut tier = vec![0u8; items.len()];
+        let mut checked = Vec::new();
+        adjacency(&items, &mut tier, &[], &cands, want, |_, entry| {
+            checked.push(entry as usize);
+            Ok::<bool, Error>(adjacent.contains(&(entry as usize)))
+        })
+        .unwrap();
+        (tier, checked)
+    }
+
+    /// The check stops once the page's items and the bonus are decided, and not before:
+    /// the best tier-0 score must be known, and a candidate that ties the last one found
+    /// once both have the bonus is checked (the page orders ties by entry, and entry 1 here
+    /// comes before entry 2 though its score is lower before the bonus).
+    #[test]
+    fn adjacency_checks_what_the_page_needs() {
+        // Item 0 is no candidate and scores 10,000,000: the bonus is 10,000,001, and
+        // 5.0000005 and 5.0 are the same once it is added.
+        let (tier, checked) = tiers(&[1.0e7, 5.0, 5.000_000_5], &[0], &[1, 2], 1);
+        assert_eq!(checked, [2, 1]);
+        assert_eq!(tier, [0, 2, 2]);
+        // No tie: one found is enough (item 0 is above every candidate).
+        let (tier, checked) = tiers(&[1.0e7, 5.0, 6.0], &[0], &[1, 2], 1);
+        assert_eq!(checked, [2]);
+        assert_eq!(tier, [0, 0, 2]);
+        // The best of tier 0 is a candidate: checked until one is found not adjacent.
+        let (tier, checked) = tiers(&[1.0, 5.0, 6.0, 7.0, 4.0], &[0], &[3, 2], 1);
+        assert_eq!(checked, [3, 2, 1]);
+        assert_eq!(tier, [0, 0, 2, 2, 0]);
+        // Nothing outside the candidates: the same.
+        let (_, checked) = tiers(&[5.0, 6.0, 7.0], &[], &[2, 1], 1);
+        assert_eq!(checked, [2, 1, 0]);
+        // Every one wanted.
+        let (tier, checked) = tiers(&[1.0, 5.0, 6.0, 7.0], &[0], &[3, 1], 5);
+        assert_eq!(checked, [3, 2, 1]);
+        assert_eq!(tier, [0, 2, 0, 2]);
+    }
+
+    /// Many entries holding two terms, adjacent or not, in ASCII and other text, with equal
+    /// scores across sessions: every page of every size equals the page of a check of every
+    /// candidate, scores included.
+    #[test]
+    fn adjacency_pages_equal_a_full_check() {
+        let mut m = MemoryIndex::new(MemoryConfig {
+            hot_sessions: Some(1_000),
+            ..MemoryConfig::default()
+        });
+        let mut seed = 11u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        let shapes = [
+            "zqa zqb",
+            "zqb zqa",
+            "zqa filler zqb",
+            "ZQA-ZQB",
+            "\u{e9}t\u{e9} zqa zqb",
+            "zqa \u{e9} zqb",
+            "zqa",
+            "filler zqb filler",
+        ];
+        for sess in 0..24 {
+            let mut lines = vec![format!(
+                r#"{{"type":"session","version":3,"id":"s{sess}","timestamp":"2026-01-01T00:{sess:02}:00Z","cwd":"/p"}}"#
+            )];
+            for k in 0..6 {
+                let mut text = String::new();
+                // Sessions 0-3 repeat session 4's texts: equal scores, ranked by session.
+                let shape = if sess < 4 {
+                    (k * 3) % 8
+                } else {
+                    next(8) as usize
+                };
+                for _ in 0..=(if sess < 4 { k % 3 } else { next(3) as usize }) {
+                    text.push_str(shapes[shape]);
+                    text.push(' ');
+                }
+                for _ in 0..(if sess < 4 { k } else { next(40) as usize }) {
+                    text.push_str("pad ");
+                }
+                lines.push(format!(
+                    r#"{{"type":"message","id":"s{sess}-{k}","parentId":{},"timestamp":"2026-01-01T00:{sess:02}:0{k}Z","message":{{"role":"user","content":"{text}"}}}}"#,
+                    if k == 0 { "null".to_owned() } else { format!("\"s{sess}-{}\"", k - 1) }
+                ));
+            }
+            m.add_file(&format!("s{sess:02}.jsonl"), lines.join("\n").as_bytes())
+                .unwrap();
+        }
+        let mut pages = 0;
+        for query in ["zqa zqb", "zqb zqa", "zqa filler zqb"] {
+            for matching in ["any", "all"] {
+                for size in [1u64, 2, 3, 7] {
+                    let mut offset = 0u64;
+                    loop {
+                        let req = serde_json::json!({
+                            "query": query, "queryMatch": matching, "pageSize": size,
+                            "offset": offset
+                        });
+                        let lazy = run(&mut m, req.clone());
+                        FULL_ADJACENCY.with(|c| c.set(true));
+                        let full = run(&mut m, req);
+                        FULL_ADJACENCY.with(|c| c.set(false));
+                        assert_eq!(
+                            serde_json::to_value(&lazy).unwrap(),
+                            serde_json::to_value(&full).unwrap(),
+                            "{query} {matching} {size} {offset}"
+                        );
+                        pages += 1;
+                        offset += size;
+                        if offset >= lazy.total {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(pages > 300, "{pages}");
+    }
 
     const OLD: &[u8] = include_bytes!("../../../../testdata/queries/identifiers/ids/old.jsonl");
     const NEW: &[u8] = include_bytes!("../../../../testdata/queries/identifiers/ids/new.jsonl");
