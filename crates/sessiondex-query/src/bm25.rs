@@ -691,9 +691,24 @@ fn has_collapsible_space(s: &str) -> bool {
 }
 
 /// A phrase query: contiguous, case-insensitive, over normalized text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Phrase {
     needle: String,
+    /// The needle up to its first space: where a match in ASCII text may start.
+    first_word: Box<memchr::memmem::Finder<'static>>,
+}
+
+impl PartialEq for Phrase {
+    fn eq(&self, other: &Phrase) -> bool {
+        self.needle == other.needle
+    }
+}
+
+impl Eq for Phrase {}
+
+thread_local! {
+    /// ASCII text lowered for [`Phrase::count`], kept across calls.
+    static LOWERED: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 impl Phrase {
@@ -705,8 +720,10 @@ impl Phrase {
         if needle.is_empty() {
             None
         } else {
+            let first = needle.split(' ').next().unwrap_or(needle);
             Some(Phrase {
                 needle: needle.to_owned(),
+                first_word: Box::new(memchr::memmem::Finder::new(first.as_bytes()).into_owned()),
             })
         }
     }
@@ -742,27 +759,31 @@ impl Phrase {
             .count()
     }
 
-    /// [`Phrase::count`] of ASCII text, matched in place: the normal form of ASCII text
-    /// only lowers letters and turns each whitespace run into one space, so a needle space
-    /// matches a whole run and any other needle byte one text byte, ignoring case. Matches
-    /// are taken leftmost first without overlap, as on the normal form.
+    /// [`Phrase::count`] of ASCII text: the normal form of ASCII text only lowers letters and
+    /// turns each whitespace run into one space, so on the text lowered a needle space
+    /// matches a whole run and any other needle byte one text byte. A match starts where the
+    /// needle's first word does (found by a substring search); matches are taken leftmost
+    /// first without overlap, as on the normal form.
     fn count_ascii(&self, text: &[u8], max: usize) -> usize {
         let needle = self.needle.as_bytes();
         // The normal form of ASCII text is ASCII; the needle never begins with a space.
-        let Some(&first) = needle.first().filter(|_| needle.is_ascii()) else {
+        if needle.first().is_none_or(|&b| b == b' ') || !needle.is_ascii() {
             return 0;
-        };
+        }
+        let mut low = LOWERED.with(std::cell::Cell::take);
+        low.clear();
+        low.extend(text.iter().map(u8::to_ascii_lowercase));
         let at = |p: usize| -> Option<usize> {
             let mut q = p;
             for &n in needle {
                 if n == b' ' {
-                    if !text.get(q).is_some_and(|&c| is_ascii_space(c)) {
+                    if !low.get(q).is_some_and(|&c| is_ascii_space(c)) {
                         return None;
                     }
-                    while text.get(q).is_some_and(|&c| is_ascii_space(c)) {
+                    while low.get(q).is_some_and(|&c| is_ascii_space(c)) {
                         q += 1;
                     }
-                } else if text.get(q).map(u8::to_ascii_lowercase) == Some(n) {
+                } else if low.get(q) == Some(&n) {
                     q += 1;
                 } else {
                     return None;
@@ -770,14 +791,9 @@ impl Phrase {
             }
             Some(q)
         };
-        // The needle is lowercase: its first byte in the text is that byte or its capital.
-        let upper = first.to_ascii_uppercase();
         let (mut count, mut p) = (0, 0);
         while count < max {
-            let Some(k) = text
-                .get(p..)
-                .and_then(|rest| memchr::memchr2(first, upper, rest))
-            else {
+            let Some(k) = low.get(p..).and_then(|rest| self.first_word.find(rest)) else {
                 break;
             };
             p += k;
@@ -788,6 +804,7 @@ impl Phrase {
                 p += 1;
             }
         }
+        LOWERED.with(|c| c.set(low));
         count
     }
 
