@@ -2401,18 +2401,7 @@ pub fn recall(
         .min(items.len());
     // Each item's place as one integer (`precision::order_key`), so the selection compares
     // integers.
-    let mut order: Vec<u128> = items
-        .iter()
-        .enumerate()
-        .map(|(i, it)| precision::order_key(&slots, i, it))
-        .collect();
-    if want == 0 {
-        order.clear();
-    } else if want < order.len() {
-        order.select_nth_unstable(want - 1);
-        order.truncate(want);
-    }
-    order.sort_unstable();
+    let order = precision::best_keys(&slots, &items, want);
     #[allow(clippy::cast_possible_truncation)]
     let items: Vec<precision::Ranked> = order
         .iter()

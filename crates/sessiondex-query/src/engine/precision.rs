@@ -120,6 +120,51 @@ pub(super) fn order_key(slots: &[Slot], i: usize, it: &Ranked) -> u128 {
         | u128::from(u32::try_from(i).unwrap_or(u32::MAX))
 }
 
+/// The keys ([`order_key`]) of the best `want` items, ascending: the first `want` of every
+/// key sorted. With few wanted of many, a max-heap keeps the best so far, and once it holds
+/// `want` an item scoring below the worst of them is passed over without its key (no look at
+/// its slot): most items of a common term cost one comparison.
+pub(super) fn best_keys(slots: &[Slot], items: &[Ranked], want: usize) -> Vec<u128> {
+    if want == 0 {
+        return Vec::new();
+    }
+    if want > 256 || want.saturating_mul(4) >= items.len() {
+        let mut order: Vec<u128> = items
+            .iter()
+            .enumerate()
+            .map(|(i, it)| order_key(slots, i, it))
+            .collect();
+        if want < order.len() {
+            order.select_nth_unstable(want - 1);
+            order.truncate(want);
+        }
+        order.sort_unstable();
+        return order;
+    }
+    let mut best: BinaryHeap<u128> = BinaryHeap::with_capacity(want + 1);
+    // The score of the worst item kept, once `want` are.
+    let mut cut: Option<f32> = None;
+    for (i, it) in items.iter().enumerate() {
+        if cut.is_some_and(|c| it.0.total_cmp(&c).is_lt()) {
+            continue;
+        }
+        let key = order_key(slots, i, it);
+        if best.len() == want {
+            if best.peek().is_some_and(|&worst| key >= worst) {
+                continue;
+            }
+            best.pop();
+        }
+        best.push(key);
+        if best.len() == want {
+            #[allow(clippy::cast_possible_truncation)]
+            let worst = best.peek().and_then(|&k| items.get(k as u32 as usize));
+            cut = worst.map(|w| w.0);
+        }
+    }
+    best.into_sorted_vec()
+}
+
 /// Puts in tier 2 the candidates `cands` (tier-0 entry items holding every query term) whose
 /// stored text holds the terms in order (`adjacent(slot, entry)`), checking at most
 /// [`ADJACENCY_CANDIDATES`] of them in the page's order, and only as many as decide the
@@ -498,6 +543,35 @@ mod tests {
         })
         .unwrap();
         (tier, checked)
+    }
+
+    /// The best keys by a heap with a score cut are the first of every key sorted: random
+    /// scores from a few values (many ties), every count wanted up to past the items.
+    #[test]
+    fn best_keys_are_the_first_sorted() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for n in [0usize, 1, 2, 5, 40, 300, 2_000] {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+            let items: Vec<Ranked> = (0..n)
+                .map(|_| (next(6) as f32 * 0.5, 0, next(50) as u32, Item::Entry))
+                .collect();
+            let mut all: Vec<u128> = items
+                .iter()
+                .enumerate()
+                .map(|(i, it)| super::order_key(&[], i, it))
+                .collect();
+            all.sort_unstable();
+            for want in [0usize, 1, 2, 3, 10, 37, 257, 600, 3_000] {
+                let got = super::best_keys(&[], &items, want);
+                assert_eq!(got, all[..want.min(n)], "{n} items, {want} wanted");
+            }
+        }
     }
 
     /// The check stops once the page's items and the bonus are decided, and not before:
