@@ -1208,6 +1208,36 @@ impl Search<'_> {
                     &own
                 };
                 let shared = shared_groups.is_some();
+                #[cfg(test)]
+                let one_term = !prefilter_tests::TRIPLES.with(std::cell::Cell::get);
+                #[cfg(not(test))]
+                let one_term = true;
+                if let ([group], true, true) = (groups, admitted.is_none(), one_term) {
+                    if let [term] = group.as_slice() {
+                        // One term and no filter (every entry passes): its postings are the
+                        // entries, in order, each with its frequency; no triples to sort and
+                        // group. With filters the triples' pass, which keeps only entries the
+                        // mask holds, was the faster.
+                        let mut postings = shard.postings(term).map_err(ce)?.peekable();
+                        if !shared || postings.peek().is_some() {
+                            self.highlight.insert(term.clone());
+                        }
+                        while let Some(p) = postings.next() {
+                            let mut n = p.tf;
+                            while let Some(q) = postings.next_if(|q| q.entry == p.entry) {
+                                n = n.saturating_add(q.tf);
+                            }
+                            if n == 0 {
+                                continue;
+                            }
+                            self.df[0] += 1;
+                            let e = shard.entry(p.entry as usize).ok_or_else(corrupt)?;
+                            self.push_entry(slot, p.entry, e.token_len(), weight(&e)?, &[n]);
+                        }
+                        self.fuzzy_groups = shared_groups;
+                        return Ok(());
+                    }
+                }
                 // (entry, group, tf) of every kept posting, then put in entry order: a sort
                 // of plain triples, not a map insert per posting. Postings of one term come
                 // sorted already, so the stable sort, which finds runs, merges them.
@@ -2608,6 +2638,65 @@ mod prefilter_tests {
         pub(super) static ENTRY_WALK: Cell<bool> = const { Cell::new(false) };
         /// A digest budget in place of [`super::CANDIDATE_DIGEST_BUDGET`].
         pub(super) static DIGEST_BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
+        /// A one-term query takes the path of several terms (postings as sorted triples).
+        pub(super) static TRIPLES: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// A one-term query without filters reads its postings directly: every page equals the
+    /// one of the path of several terms, with `all`, fuzzy expansions (one term each or
+    /// several) and deeper pages (and with filters, which take that path anyway), over every
+    /// session hot and over the default tiers.
+    #[test]
+    fn one_term_postings_give_the_triples_pages() {
+        let all = corpus();
+        let mut pages = 0;
+        for hot in [Some(10_000), None] {
+            let mut m = MemoryIndex::new(MemoryConfig {
+                hot_sessions: hot,
+                ..MemoryConfig::default()
+            });
+            for (name, bytes) in &all {
+                m.add_file(name, bytes).unwrap();
+            }
+            let opts = m.engine_options();
+            let index = m.index(Branches::Active).unwrap();
+            for query in [
+                "error",
+                "the",
+                "file",
+                "test",
+                "zeta",
+                "a1b2c3d4e5f6",
+                "nothing_here",
+            ] {
+                for extra in [
+                    serde_json::json!({}),
+                    serde_json::json!({"queryMatch": "all"}),
+                    serde_json::json!({"tool": "bash"}),
+                    serde_json::json!({"role": "user"}),
+                    serde_json::json!({"queryMode": "fuzzy"}),
+                    serde_json::json!({"offset": 5, "pageSize": 7}),
+                ] {
+                    let mut j =
+                        serde_json::json!({"scope": "global", "query": query, "pageSize": 20});
+                    for (k, v) in extra.as_object().unwrap() {
+                        j[k] = v.clone();
+                    }
+                    let req = RecallRequest::from_json(&j).unwrap();
+                    let direct = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+                    TRIPLES.with(|c| c.set(true));
+                    let triples = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+                    TRIPLES.with(|c| c.set(false));
+                    assert_eq!(
+                        serde_json::to_value(&direct).unwrap(),
+                        serde_json::to_value(&triples).unwrap(),
+                        "{j}"
+                    );
+                    pages += usize::from(!direct.hits.is_empty());
+                }
+            }
+        }
+        assert!(pages > 40, "{pages}");
     }
 
     fn files(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
