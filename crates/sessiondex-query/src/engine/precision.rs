@@ -188,7 +188,9 @@ fn adjacency(
     // The best tier-0 score of the items that are no candidates.
     let mut is_cand = vec![false; items.len()];
     for &k in cands {
-        is_cand[k] = true;
+        if let Some(c) = is_cand.get_mut(k) {
+            *c = true;
+        }
     }
     let mut zero_best: Option<f32> = None;
     for (k, it) in items.iter().enumerate() {
@@ -211,7 +213,9 @@ fn adjacency(
             break;
         }
         let k = key as u32 as usize;
-        let (score, slot, entry, _) = items[k];
+        let Some(&(score, slot, entry, _)) = items.get(k) else {
+            continue;
+        };
         if found >= want && (zero_known || zero_best.is_some_and(|b| score <= b)) {
             let bonus = zero_best.map_or(0.0, |b| b.max(0.0)) + 1.0;
             if last_found.is_none_or(|l| score + bonus != l + bonus) {
