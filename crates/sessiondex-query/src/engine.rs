@@ -343,12 +343,73 @@ impl<'w> EntryFilters<'w> {
 }
 
 /// What a filtered walk over one shard's entries needs besides the search.
-struct Walk<'a> {
+struct Walk {
     slot: usize,
-    /// Call ids of the shard's tool calls, sorted (outcome filter without a query).
-    paired_calls: &'a [u32],
-    is_call: &'a [bool],
     walk_ids: bool,
+}
+
+/// The call/result pairing of a filtered walk (an outcome filter without a query): the
+/// result records (entry, call id) that passed the filters, put aside until the shard's calls
+/// among their ids are known.
+struct Pairing {
+    call_kind: SidMatch<'static>,
+    memo: IdMemo,
+    results: Vec<(u32, u32)>,
+}
+
+impl Pairing {
+    fn new() -> Pairing {
+        Pairing {
+            call_kind: SidMatch::new(Some("tool_call")),
+            memo: IdMemo::new(),
+            results: Vec::new(),
+        }
+    }
+
+    /// The ids among the put-aside results' call ids that a tool call of `shard` carries,
+    /// sorted: one pass over the call id column (a bit per wanted id), the kind read only
+    /// where the id is wanted.
+    fn calls_held(&mut self, shard: &HotShard<Bytes>) -> Result<Vec<u32>, Error> {
+        let mut ids: Vec<u32> = self.results.iter().map(|r| r.1).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        // A bit per id up to the largest wanted (a search of the sorted ids past 2^24).
+        let max = ids.last().map_or(0, |&m| m as usize);
+        let bits: Option<Vec<u64>> = (max < 1 << 24).then(|| {
+            let mut w = vec![0u64; max / 64 + 1];
+            for &id in &ids {
+                w[id as usize / 64] |= 1 << (id % 64);
+            }
+            w
+        });
+        let wanted = |id: u32| match &bits {
+            Some(w) => w
+                .get(id as usize / 64)
+                .is_some_and(|x| x & (1 << (id % 64)) != 0),
+            None => ids.binary_search(&id).is_ok(),
+        };
+        let kinds = shard.string_ids(StrField::Kind).map_err(ce)?;
+        let call_ids = shard.string_ids(StrField::CallId).map_err(ce)?;
+        let n = shard.entry_count();
+        if kinds.len() != n || call_ids.len() != n {
+            return Err(corrupt());
+        }
+        let mut held = Vec::new();
+        for (j, id) in call_ids.iter().enumerate() {
+            let Some(id) = id else { continue };
+            if !wanted(id) {
+                continue;
+            }
+            // The kind is required: an absent one is a damaged shard.
+            let kind = kinds.get(j).ok_or_else(corrupt)?;
+            if self.memo.passes(&mut self.call_kind, shard, Some(kind))? {
+                held.push(id);
+            }
+        }
+        held.sort_unstable();
+        held.dedup();
+        Ok(held)
+    }
 }
 
 /// The entries of `shard` that can pass the request's outcome and string filters, ascending,
@@ -1017,13 +1078,16 @@ impl Search<'_> {
 
     /// Whether entry `i` of a filtered walk is a document of the search (its filters, its
     /// pairing, the precision groups); counts it into the BM25 statistics when it is.
+    /// With `pairing`, a result record with a call id that passes the filters is put aside
+    /// there (false here), for [`Search::admit_passed`] once its call is known absent.
     fn admit(
         &mut self,
         shard: &HotShard<Bytes>,
         i: usize,
         filters: &mut EntryFilters<'_>,
-        walk: &Walk<'_>,
+        walk: &Walk,
         picked: bool,
+        pairing: &mut Option<Pairing>,
     ) -> Result<bool, Error> {
         let e = shard.entry(i).ok_or_else(corrupt)?;
         // The filters first: most entries fail them, and then need no pairing look. An entry
@@ -1036,19 +1100,30 @@ impl Search<'_> {
         if !passes {
             return Ok(false);
         }
-        if !walk.paired_calls.is_empty()
-            && !walk.is_call[i]
-            && e.string_id(StrField::CallId)
-                .map_err(ce)?
-                .is_some_and(|id| walk.paired_calls.binary_search(&id).is_ok())
-        {
-            return Ok(false);
+        if let Some(p) = pairing {
+            if let Some(id) = e.string_id(StrField::CallId).map_err(ce)? {
+                // The kind is required: an absent one is a damaged shard.
+                let kind = e
+                    .string_id(StrField::Kind)
+                    .map_err(ce)?
+                    .ok_or_else(corrupt)?;
+                if !p.memo.passes(&mut p.call_kind, shard, Some(kind))? {
+                    p.results
+                        .push((u32::try_from(i).map_err(|_| corrupt())?, id));
+                    return Ok(false);
+                }
+            }
         }
+        self.admit_passed(&e, walk)
+    }
+
+    /// The rest of [`Search::admit`] for an entry that passed the filters and the pairing.
+    fn admit_passed(&mut self, e: &HotEntry<'_>, walk: &Walk) -> Result<bool, Error> {
         if walk.walk_ids {
             // Else no id of the session has the query's key (as for an unfiltered walk).
-            self.px.note_entry(walk.slot, &e)?;
+            self.px.note_entry(walk.slot, e)?;
         }
-        if !self.px.allows(&e)? {
+        if !self.px.allows(e)? {
             return Ok(false);
         }
         self.docs += 1;
@@ -1096,32 +1171,12 @@ impl Search<'_> {
         // With an outcome filter and no query, one failed call is one hit: a result record
         // whose call is in the shard defers to the call (both carry the paired outcome). With
         // a query the result stays searchable, since the output is where the words are.
-        // Values are compared as ids of the shard's string table (each decoded once).
-        let mut paired_calls: Vec<u32> = Vec::new();
-        let mut is_call: Vec<bool> = Vec::new();
-        if self.v.request.outcome.is_some() && matches!(self.matcher, Matcher::None) {
-            // Whole columns, one look per entry: a view per entry cost more than the look.
-            let mut call_kind = SidMatch::new(Some("tool_call"));
-            let kinds = shard.string_ids(StrField::Kind).map_err(ce)?;
-            let call_ids = shard.string_ids(StrField::CallId).map_err(ce)?;
-            if kinds.len() != n || call_ids.len() != n {
-                return Err(corrupt());
-            }
-            is_call = vec![false; n];
-            let mut memo = IdMemo::new();
-            for ((kind, call_id), c) in kinds.iter().zip(call_ids.iter()).zip(&mut is_call) {
-                // The kind is required: an absent one is a damaged shard.
-                let kind = kind.ok_or_else(corrupt)?;
-                if memo.passes(&mut call_kind, shard, Some(kind))? {
-                    *c = true;
-                    if let Some(id) = call_id {
-                        paired_calls.push(id);
-                    }
-                }
-            }
-            paired_calls.sort_unstable();
-            paired_calls.dedup();
-        }
+        // Values are compared as ids of the shard's string table (each decoded once). The
+        // results that pass the filters are put aside during the walk, and one pass over the
+        // call id column after it finds which of their calls the shard holds.
+        let mut pairing = (self.v.request.outcome.is_some()
+            && matches!(self.matcher, Matcher::None))
+        .then(Pairing::new);
         let mut filters = EntryFilters::new(self.v);
         // Without entry filters every entry passes: the mask and the BM25 statistics come from
         // the shard's totals, not from a walk over its entries (a rare term then costs its
@@ -1136,28 +1191,35 @@ impl Search<'_> {
             self.docs += n as u64;
             self.total_len += shard.total_tokens();
         } else {
-            let walk = Walk {
-                slot,
-                paired_calls: &paired_calls,
-                is_call: &is_call,
-                walk_ids,
-            };
+            let walk = Walk { slot, walk_ids };
             let mut kept = Vec::new();
             match filter_candidates(self.v, shard, &mut filters)? {
                 Some(cands) => {
                     for i in cands {
-                        if self.admit(shard, i as usize, &mut filters, &walk, true)? {
+                        if self.admit(shard, i as usize, &mut filters, &walk, true, &mut pairing)? {
                             kept.push(i);
                         }
                     }
                 }
                 None => {
                     for i in 0..n {
-                        if self.admit(shard, i, &mut filters, &walk, false)? {
+                        if self.admit(shard, i, &mut filters, &walk, false, &mut pairing)? {
                             kept.push(u32::try_from(i).map_err(|_| corrupt())?);
                         }
                     }
                 }
+            }
+            if let Some(mut p) = pairing.take().filter(|p| !p.results.is_empty()) {
+                let calls = p.calls_held(shard)?;
+                for (i, id) in p.results {
+                    if calls.binary_search(&id).is_err() {
+                        let e = shard.entry(i as usize).ok_or_else(corrupt)?;
+                        if self.admit_passed(&e, &walk)? {
+                            kept.push(i);
+                        }
+                    }
+                }
+                kept.sort_unstable();
             }
             for &i in &kept {
                 mask[i as usize] = true;
