@@ -355,6 +355,9 @@ struct Pairing {
     call_kind: SidMatch<'static>,
     memo: IdMemo,
     results: Vec<(u32, u32)>,
+    /// Call ids of the calls that passed the filters (a call and its result carry the same
+    /// tool and outcome, so most results' calls are among them).
+    calls: Vec<u32>,
 }
 
 impl Pairing {
@@ -363,16 +366,30 @@ impl Pairing {
             call_kind: SidMatch::new(Some("tool_call")),
             memo: IdMemo::new(),
             results: Vec::new(),
+            calls: Vec::new(),
         }
     }
 
     /// The ids among the put-aside results' call ids that a tool call of `shard` carries,
-    /// sorted: one pass over the call id column (a bit per wanted id), the kind read only
-    /// where the id is wanted.
+    /// sorted: those of the calls that passed the filters, and for the rest one pass over the
+    /// call id column (a bit per wanted id), the kind read only where the id is wanted.
     fn calls_held(&mut self, shard: &HotShard<Bytes>) -> Result<Vec<u32>, Error> {
+        self.calls.sort_unstable();
+        self.calls.dedup();
         let mut ids: Vec<u32> = self.results.iter().map(|r| r.1).collect();
         ids.sort_unstable();
         ids.dedup();
+        let mut held: Vec<u32> = Vec::new();
+        ids.retain(|id| {
+            let seen = self.calls.binary_search(id).is_ok();
+            if seen {
+                held.push(*id);
+            }
+            !seen
+        });
+        if ids.is_empty() {
+            return Ok(held);
+        }
         // A bit per id up to the largest wanted (a search of the sorted ids past 2^24).
         let max = ids.last().map_or(0, |&m| m as usize);
         let bits: Option<Vec<u64>> = (max < 1 << 24).then(|| {
@@ -394,7 +411,6 @@ impl Pairing {
         if kinds.len() != n || call_ids.len() != n {
             return Err(corrupt());
         }
-        let mut held = Vec::new();
         for (j, id) in call_ids.iter().enumerate() {
             let Some(id) = id else { continue };
             if !wanted(id) {
@@ -1112,6 +1128,7 @@ impl Search<'_> {
                         .push((u32::try_from(i).map_err(|_| corrupt())?, id));
                     return Ok(false);
                 }
+                p.calls.push(id);
             }
         }
         self.admit_passed(&e, walk)
