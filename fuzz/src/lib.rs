@@ -8,11 +8,12 @@ use std::sync::OnceLock;
 
 use fst::Streamer;
 use sessiondex_core::catalog::{
-    Catalog, CatalogBuilder, CatalogEntry, SourceIdentity, TermSet, Tier,
+    Catalog, CatalogBuilder, CatalogEntry, SessionTerms, SourceIdentity, TermSet, Tier,
 };
 use sessiondex_core::cold::{self, ColdDigest, Field};
 use sessiondex_core::format::{self, Aligned, FOOTER_LEN, HEADER_LEN};
 use sessiondex_core::hot::{self, HotShard};
+use sessiondex_core::terms::TermList;
 use sessiondex_core::Policy;
 use sessiondex_query::fuzzy::{self, FuzzyOptions};
 use sessiondex_query::{CompiledRegex, RegexLimits};
@@ -107,13 +108,13 @@ pub fn samples() -> &'static Samples {
                 let sel = session.select(branches);
                 let stem = format!("{}-{}", name.trim_end_matches(".jsonl"), branches.as_str());
                 let h = hot::build(&session.meta, &sel, &policy).expect("hot shard builds");
-                let c = cold::build(&session.meta, &sel, &policy).expect("cold digest builds");
+                let (c, v) = cold::build_with_vocabulary(&session.meta, &sel, &policy)
+                    .expect("cold digest builds");
                 let shard = HotShard::open(&h[..]).expect("hot shard opens");
                 let digest = ColdDigest::open(&c[..]).expect("cold digest opens");
                 let (tier, summary, vocab) = if n % 2 == 0 {
                     (Tier::Hot, shard.summary().clone(), None)
                 } else {
-                    let v = digest.vocabulary_owned().expect("vocabulary");
                     let v = TermSet::checked(v).expect("vocabulary reads");
                     (Tier::Cold, digest.summary().clone(), Some(v))
                 };
@@ -298,17 +299,26 @@ fn query_vocabulary<D: AsRef<[u8]>>(set: &fst::Set<D>) {
     }
 }
 
-/// Opens a cold digest, reads everything in it, and feeds its vocabulary to a catalog the
-/// way sync does for cold entries it keeps.
+/// Opens a cold digest, reads everything in it, and adds it to a catalog the way sync does
+/// for a cold digest it built, with a vocabulary of as many terms as the digest counts (the
+/// digest does not hold its terms; up to 1,000 here).
 pub fn exercise_cold(bytes: &[u8]) {
     if let Ok(d) = ColdDigest::open(bytes) {
         exercise_cold_digest(&d);
-        if let Ok(v) = d.vocabulary_owned().and_then(TermSet::checked) {
+        let n = d.vocabulary_len().min(1000);
+        let terms: Vec<String> = (0..n).map(|i| format!("t{i:04}")).collect();
+        let Ok(v) = TermList::from_sorted(&terms) else {
+            return;
+        };
+        if let Ok(t) = SessionTerms::of_cold(&d, v) {
             let mut cat = CatalogBuilder::new(d.summary().branches);
             let entry = catalog_entry(d.summary().clone(), Tier::Cold, 0);
-            if cat.add(&entry, Some(v)).is_ok() {
+            if cat.add_with(&entry, t).is_ok() {
                 if let Ok(k) = cat.finish() {
                     exercise_catalog(&k);
+                    if let Ok(c) = Catalog::open(&k[..]) {
+                        let _ = c.cold_vocabularies();
+                    }
                 }
             }
         }
@@ -329,7 +339,6 @@ fn exercise_cold_digest<B: AsRef<[u8]>>(d: &ColdDigest<B>) {
         let _ = (t.outcome(), t.is_error());
     }
     for t in TERMS {
-        let _ = d.contains(t);
         for f in Field::ALL {
             let _ = d.field_postings(f, t);
         }
@@ -343,11 +352,6 @@ fn exercise_cold_digest<B: AsRef<[u8]>>(d: &ColdDigest<B>) {
             let _ = d.field_postings_at(ord);
             ord += 1;
         }
-    }
-    if let Ok(v) = d.vocabulary() {
-        let _ = v.to_strings();
-        let mut terms = v.cursor();
-        while let Ok(Some(_)) = terms.next_term() {}
     }
 }
 

@@ -552,7 +552,7 @@ impl CatalogBuilder {
     }
 
     /// Adds a session; `vocabulary` (a cold digest's, see
-    /// [`crate::cold::ColdDigest::vocabulary_owned`]) joins the merged term map. Returns the
+    /// [`crate::cold::build_with_vocabulary`]) joins the merged term map. Returns the
     /// session's ordinal.
     ///
     /// # Errors
@@ -1026,12 +1026,21 @@ impl SessionTerms {
         })
     }
 
-    /// Everything a cold digest gives: vocabulary and id keys of its tuples.
+    /// Everything a cold digest gives: its vocabulary (which the digest counts but does not
+    /// hold: the one [`crate::cold::build_with_vocabulary`] returned with it, or its part of
+    /// a catalog, [`Catalog::cold_vocabularies`]) and the id keys of its tuples.
     ///
     /// # Errors
     ///
-    /// `index_corrupt` when the digest is damaged.
-    pub fn of_cold<B: AsRef<[u8]>>(digest: &crate::cold::ColdDigest<B>) -> Result<SessionTerms> {
+    /// `index_corrupt` when the digest is damaged, the list is damaged or it does not have
+    /// as many terms as the digest kept.
+    pub fn of_cold<B: AsRef<[u8]>>(
+        digest: &crate::cold::ColdDigest<B>,
+        vocabulary: TermList,
+    ) -> Result<SessionTerms> {
+        if vocabulary.len() != digest.vocabulary_len() {
+            return Err(Error::corrupt("the vocabulary is not the digest's"));
+        }
         let mut id_keys = IdKeys::default();
         id_keys.id(&digest.summary().session_id);
         for i in 0..digest.tuple_count() {
@@ -1052,7 +1061,7 @@ impl SessionTerms {
             ]);
         }
         Ok(SessionTerms {
-            vocabulary: Some(TermSet::checked(digest.vocabulary_owned()?)?),
+            vocabulary: Some(TermSet::checked(vocabulary)?),
             id_keys: Some(key_set(id_keys.into_sorted())?),
             hot_entries: 0,
             hot_tokens: 0,
@@ -1633,6 +1642,40 @@ impl<B: AsRef<[u8]>> Catalog<B> {
             }
         }
         Ok(())
+    }
+
+    /// Each cold session's vocabulary as the merged term map holds it (the only place it is
+    /// kept: [`SessionTerms::of_cold`]), by session ordinal; `None` for a hot session. One
+    /// pass over the whole map.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` on damage.
+    pub fn cold_vocabularies(&self) -> Result<Vec<Option<TermList>>> {
+        use fst::Streamer;
+        let base = self.base();
+        let mut lists: Vec<Option<TermListBuilder>> = (0..self.cols.n)
+            .map(|i| (self.cols.tier.u8(base, i) == Some(1)).then(TermListBuilder::new))
+            .collect();
+        let map = self.terms()?;
+        let mut stream = map.stream();
+        let mut failed = None;
+        while let Some((term, ord)) = stream.next() {
+            self.each_session_at(ord, |s| {
+                if let Some(Some(list)) = lists.get_mut(s as usize) {
+                    if let Err(e) = list.insert(term) {
+                        failed.get_or_insert(e);
+                    }
+                }
+            })?;
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok(lists
+            .into_iter()
+            .map(|l| l.map(TermListBuilder::finish))
+            .collect())
     }
 
     /// Session ordinals whose vocabulary (hot or cold) holds `term`, ascending.

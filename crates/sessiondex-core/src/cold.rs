@@ -2,9 +2,11 @@
 //!
 //! A digest answers "could this session match?" without entry postings:
 //!
-//! - `vocab`: the session's canonical vocabulary as a front-coded [`TermList`] of every token
-//!   ([`crate::for_each_token`]) of its indexed text under the [`Policy`] (full text, not cut
-//!   at `max_entry_chars`). `max_cold_vocabulary_bytes` bounds the sum of the terms' byte
+//! - the size of the session's canonical vocabulary: every token ([`crate::for_each_token`])
+//!   of its indexed text under the [`Policy`] (full text, not cut at `max_entry_chars`). The
+//!   terms themselves are not in the file: [`build_with_vocabulary`] returns them as a
+//!   front-coded [`TermList`] and the catalog's merged term map is where they are kept (it is
+//!   what cold recall reads). `max_cold_vocabulary_bytes` bounds the sum of the terms' byte
 //!   lengths: the kept terms are an exact prefix of the sorted vocabulary, and the digest says
 //!   `max_cold_vocabulary_bytes` with the number of terms dropped.
 //! - structural tuples, one per record in selection order: record index, entry id, operation
@@ -18,9 +20,10 @@
 //! - the session summary (first/last timestamp, entry count, files touched, tool histogram,
 //!   error count, coverage, `cache_bytes`, `source_bytes`).
 //!
-//! `max_cold_cache_bytes` bounds the whole file. Over it, the digest keeps the longest prefix
-//! of tuples that fits, then (when no tuple fits) the longest prefix of the vocabulary, then of
-//! files touched, and says `max_cold_cache_bytes` with the number of items dropped.
+//! `max_cold_cache_bytes` bounds the file and its vocabulary's front-coded bytes together (what
+//! the session costs the cold tier). Over it, the digest keeps the longest prefix of tuples
+//! that fits, then (when no tuple fits) the longest prefix of the vocabulary, then of files
+//! touched, and says `max_cold_cache_bytes` with the number of items dropped.
 //!
 //! The vocabulary and the field keys are read in order only (the catalog's merged maps answer
 //! term lookups at query time; a digest has a few dozen field keys), so they are front-coded
@@ -40,7 +43,7 @@ use crate::summary::{SessionSummary, SummaryRaw};
 use crate::terms::{TermCollector, TermList, TermListBuilder};
 
 /// The payload schema text, hashed into the header's schema fingerprint.
-pub(crate) const SCHEMA: &str = "cold/4 {summary policy_fingerprint:bytes vocab:front-coded \
+pub(crate) const SCHEMA: &str = "cold/5 {summary policy_fingerprint:bytes \
 vocab_len:u64 vocab_total:u64 tuples_total:u64 strings:bytes offsets_width:u8 \
 string_offsets:[uW] index_width:u8 t_index:[uW] id_width:u8 t_entry_id t_operation_address \
 t_reference t_provider t_action t_role t_tool:[uW] child_width:u8 derived_base:[uW] \
@@ -106,7 +109,6 @@ impl Field {
 pub(crate) struct ColdPayload {
     summary: SummaryRaw,
     policy_fingerprint: Vec<u8>,
-    vocab: Vec<u8>,
     vocab_len: u64,
     vocab_total: u64,
     tuples_total: u64,
@@ -321,7 +323,6 @@ impl Parts<'_> {
         let mut p = ColdPayload {
             summary: SummaryRaw::from(summary),
             policy_fingerprint: self.policy_fingerprint.clone(),
-            vocab: vocab.as_bytes().to_vec(),
             vocab_len: vocab.len() as u64,
             vocab_total: self.vocab_total,
             tuples_total: self.sel.records.len() as u64,
@@ -390,7 +391,8 @@ impl Parts<'_> {
     }
 
     /// The digest file with its own size recorded in the summary (a fixed-width field): the
-    /// payload is built once and serialized until the size settles (twice).
+    /// payload is built once and serialized until the size settles (twice). `vocab` is the
+    /// kept vocabulary; the file records only how many terms it has.
     fn sized(
         &self,
         summary: &mut SessionSummary,
@@ -431,12 +433,27 @@ fn largest_fitting(
     Ok(Some(lo))
 }
 
-/// Builds a cold digest file from a selection.
+/// Builds a cold digest file from a selection (its vocabulary dropped: see
+/// [`build_with_vocabulary`]).
 ///
 /// # Errors
 ///
 /// [`ErrorKind::TooLarge`] when a column exceeds `u32` offsets.
 pub fn build(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<Aligned> {
+    build_with_vocabulary(meta, sel, policy).map(|(file, _)| file)
+}
+
+/// Builds a cold digest file from a selection, and the vocabulary it counts (the kept prefix,
+/// see the module docs), which the catalog keeps: the file does not hold it.
+///
+/// # Errors
+///
+/// [`ErrorKind::TooLarge`] when a column exceeds `u32` offsets.
+pub fn build_with_vocabulary(
+    meta: &SessionMeta,
+    sel: &Selection,
+    policy: &Policy,
+) -> Result<(Aligned, TermList)> {
     let mut collected = COLLECTOR.take().unwrap_or_default();
     let built = build_with(&mut collected, meta, sel, policy);
     COLLECTOR.set(Some(collected));
@@ -449,7 +466,7 @@ fn build_with(
     meta: &SessionMeta,
     sel: &Selection,
     policy: &Policy,
-) -> Result<Aligned> {
+) -> Result<(Aligned, TermList)> {
     let mut summary = SessionSummary::new(meta, sel);
     collect_into(collected, sel, policy)?;
     let all_terms = collected.sorted();
@@ -475,24 +492,26 @@ fn build_with(
     let n = sel.records.len();
     let vocab = term_list(&all_terms[..kept_terms])?;
     let file = parts.sized(&mut summary, &vocab, n)?;
-    if file.len() as u64 <= cap {
-        return Ok(file);
+    // The file and the vocabulary the catalog keeps for it.
+    let cost = |file: &Aligned, v: &TermList| (file.len() + v.as_bytes().len()) as u64;
+    if cost(&file, &vocab) <= cap {
+        return Ok((file, vocab));
     }
     // Over the cap: the reason (a fixed-width count) is part of what must fit.
     summary.coverage.add("max_cold_cache_bytes", 1);
     let fits = |s: &mut SessionSummary, v: &TermList, k: usize| -> Result<bool> {
-        Ok(parts.sized(s, v, k)?.len() as u64 <= cap)
+        Ok(cost(&parts.sized(s, v, k)?, v) <= cap)
     };
     let mut s = summary.clone();
     if let Some(k) = largest_fitting(n, |k| fits(&mut s, &vocab, k))? {
-        return finish_capped(&parts, summary, &vocab, k, (n - k) as u64);
+        return finish_capped(&parts, summary, vocab, k, (n - k) as u64);
     }
     // Not even the vocabulary fits: keep a prefix of it and no tuples.
     let vocab_for = |t: usize| term_list(&all_terms[..t]);
     let mut s = summary.clone();
     if let Some(t) = largest_fitting(kept_terms, |t| fits(&mut s, &vocab_for(t)?, 0))? {
         let dropped = (n + kept_terms - t) as u64;
-        return finish_capped(&parts, summary, &vocab_for(t)?, 0, dropped);
+        return finish_capped(&parts, summary, vocab_for(t)?, 0, dropped);
     }
     // Not even the metadata fits: keep a prefix of files touched.
     let all_files = std::mem::take(&mut summary.files_touched);
@@ -505,21 +524,21 @@ fn build_with(
     .unwrap_or(0);
     summary.files_touched = all_files[..f].to_vec();
     let dropped = (n + kept_terms + all_files.len() - f) as u64;
-    finish_capped(&parts, summary, &empty, 0, dropped)
+    finish_capped(&parts, summary, empty, 0, dropped)
 }
 
 fn finish_capped(
     parts: &Parts<'_>,
     mut summary: SessionSummary,
-    vocab: &TermList,
+    vocab: TermList,
     tuples: usize,
     dropped: u64,
-) -> Result<Aligned> {
+) -> Result<(Aligned, TermList)> {
     // Replace the placeholder count of 1 with the real one; the width does not change.
     summary
         .coverage
         .add("max_cold_cache_bytes", dropped.saturating_sub(1));
-    parts.sized(&mut summary, vocab, tuples)
+    Ok((parts.sized(&mut summary, &vocab, tuples)?, vocab))
 }
 
 /// A narrow integer column located in a payload.
@@ -627,7 +646,6 @@ impl Strings {
 struct Cols {
     n: usize,
     strings: Strings,
-    vocab: Col,
     t_index: Narrow,
     t_entry_id: Narrow,
     t_operation_address: Narrow,
@@ -705,7 +723,6 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
                 bytes: c8(a.strings.as_slice()),
                 offsets: nw(a.string_offsets.as_slice(), a.offsets_width)?,
             },
-            vocab: c8(a.vocab.as_slice()),
             t_index,
             t_entry_id: id(a.t_entry_id.as_slice())?,
             t_operation_address: id(a.t_operation_address.as_slice())?,
@@ -748,7 +765,11 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
                 .filter(|&n| n <= bytes.len().div_ceil(2))
                 .ok_or_else(|| Error::corrupt("term list longer than its bytes"))
         };
-        let vocab_len = list_len(&a.vocab_len, a.vocab.as_slice())?;
+        let vocab_total = a.vocab_total.to_native();
+        let vocab_len = usize::try_from(a.vocab_len.to_native())
+            .ok()
+            .filter(|&n| n as u64 <= vocab_total)
+            .ok_or_else(|| Error::corrupt("more terms kept than the vocabulary has"))?;
         let fields_len = list_len(&a.fields_len, a.fields.as_slice())?;
         if cols.field_starts.len() != fields_len + 1 {
             return Err(Error::corrupt("field postings do not match the field map"));
@@ -757,7 +778,7 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
         let summary = a.summary.decode()?;
         let policy_fingerprint = crate::summary::string(&a.policy_fingerprint)?;
         Ok(ColdDigest {
-            vocab_total: a.vocab_total.to_native(),
+            vocab_total,
             tuples_total: a.tuples_total.to_native(),
             bytes,
             payload: range,
@@ -791,37 +812,7 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
         &self.policy_fingerprint
     }
 
-    /// The (possibly capped) vocabulary.
-    ///
-    /// # Errors
-    ///
-    /// `index_corrupt` on damage.
-    pub fn vocabulary(&self) -> Result<TermList<&[u8]>> {
-        let b = self.cols.vocab.bytes(self.base()).ok_or_else(missing)?;
-        Ok(TermList::new(b, self.vocab_len))
-    }
-
-    /// An owned copy of the vocabulary, for [`crate::catalog::CatalogBuilder`].
-    ///
-    /// # Errors
-    ///
-    /// `index_corrupt` on damage.
-    pub fn vocabulary_owned(&self) -> Result<TermList> {
-        let b = self.cols.vocab.bytes(self.base()).ok_or_else(missing)?;
-        Ok(TermList::new(b.to_vec(), self.vocab_len))
-    }
-
-    /// True when the vocabulary holds `term` (reads the vocabulary up to where `term`
-    /// would be).
-    ///
-    /// # Errors
-    ///
-    /// `index_corrupt` on damage.
-    pub fn contains(&self, term: &str) -> Result<bool> {
-        self.vocabulary()?.contains(term.as_bytes())
-    }
-
-    /// Terms kept.
+    /// Terms kept (the catalog holds them).
     #[must_use]
     pub fn vocabulary_len(&self) -> usize {
         self.vocab_len

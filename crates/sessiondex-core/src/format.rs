@@ -58,7 +58,11 @@ use crate::error::{Error, ErrorKind, Result};
 /// 6: a cold digest's vocabulary and field keys are front-coded term lists
 /// ([`crate::terms`]) instead of FSTs, which cost more to build than anything else in a
 /// digest and were only ever read in order.
-pub const FORMAT_VERSION: u32 = 6;
+///
+/// 7: a cold digest no longer holds its vocabulary, only how many terms it kept: the
+/// catalog's merged term map, which cold recall already read, is the one copy (the digest's
+/// was read only to build that map, and was most of a small session's digest).
+pub const FORMAT_VERSION: u32 = 7;
 /// Required alignment of the start of a file's bytes in memory.
 pub const ALIGN: usize = 16;
 /// Header length in bytes.

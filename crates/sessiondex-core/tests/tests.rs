@@ -511,7 +511,7 @@ proptest! {
     #[test]
     fn cold_vocabulary_is_the_token_set(records in prop::collection::vec(record(), 0..12), p in policy()) {
         let sel = selection(records);
-        let bytes = cold::build(&meta("p"), &sel, &p).unwrap();
+        let (bytes, vocabulary) = cold::build_with_vocabulary(&meta("p"), &sel, &p).unwrap();
         let d = ColdDigest::open(&bytes[..]).unwrap();
         let mut want = BTreeSet::new();
         for r in &sel.records {
@@ -519,9 +519,8 @@ proptest! {
                 want.extend(tokenize(part));
             }
         }
-        let got: BTreeSet<String> = d
-            .vocabulary()
-            .unwrap()
+        prop_assert_eq!(d.vocabulary_len(), vocabulary.len());
+        let got: BTreeSet<String> = vocabulary
             .to_strings()
             .unwrap()
             .into_iter()
@@ -580,10 +579,11 @@ fn check_tuples<B: AsRef<[u8]>>(d: &ColdDigest<B>, records: &[Record]) {
 #[test]
 fn cold_sample_digest() {
     let (m, s) = sample();
-    let bytes = cold::build(&m, &s, &Policy::default()).unwrap();
+    let (bytes, vocabulary) = cold::build_with_vocabulary(&m, &s, &Policy::default()).unwrap();
     let d = ColdDigest::open(&bytes[..]).unwrap();
-    assert!(d.contains("timeout").unwrap());
-    assert!(!d.contains("secret").unwrap());
+    assert!(vocabulary.contains(b"timeout").unwrap());
+    assert!(!vocabulary.contains(b"secret").unwrap());
+    assert_eq!(d.vocabulary_len(), vocabulary.len());
     assert_eq!(d.field_postings(Field::Outcome, "failed").unwrap(), [2, 3]);
     assert_eq!(d.field_postings(Field::Provider, "omp").unwrap(), [2]);
     assert_eq!(
@@ -663,8 +663,10 @@ fn cold_vocabulary_cap_keeps_exact_prefix() {
             max_cold_vocabulary_bytes: cap,
             ..Policy::default()
         };
-        let d = ColdDigest::open(cold::build(&m, &s, &p).unwrap()).unwrap();
-        let got = d.vocabulary().unwrap().to_strings().unwrap();
+        let (file, vocabulary) = cold::build_with_vocabulary(&m, &s, &p).unwrap();
+        let d = ColdDigest::open(file).unwrap();
+        assert_eq!(d.vocabulary_len(), vocabulary.len());
+        let got = vocabulary.to_strings().unwrap();
         let mut bytes = 0;
         let want: Vec<String> = all
             .iter()
@@ -699,15 +701,19 @@ fn cold_cache_cap_keeps_exact_prefix() {
         })
         .collect();
     let s = selection(records);
-    let full = cold::build(&m, &s, &Policy::default()).unwrap();
-    let full_len = full.len() as u64;
+    // The cap bounds the file and the vocabulary the catalog keeps for it.
+    let cost = |(file, v): &(format::Aligned, sessiondex_core::terms::TermList)| {
+        (file.len() + v.as_bytes().len()) as u64
+    };
+    let full_len = cost(&cold::build_with_vocabulary(&m, &s, &Policy::default()).unwrap());
     for cap in [full_len, full_len - 1, full_len / 2, 2500, 1200, 900, 100] {
         let p = Policy {
             max_cold_cache_bytes: cap,
             ..Policy::default()
         };
-        let bytes = cold::build(&m, &s, &p).unwrap();
-        let d = ColdDigest::open(&bytes[..]).unwrap();
+        let built = cold::build_with_vocabulary(&m, &s, &p).unwrap();
+        let d = ColdDigest::open(&built.0[..]).unwrap();
+        assert_eq!(d.vocabulary_len(), built.1.len());
         let cut = d.summary().coverage.count("max_cold_cache_bytes");
         if cap >= full_len {
             assert_eq!(cut, 0);
@@ -716,11 +722,11 @@ fn cold_cache_cap_keeps_exact_prefix() {
         }
         assert!(cut > 0, "cap {cap}");
         assert!(!d.summary().coverage.complete);
-        if bytes.len() as u64 <= cap {
+        if cost(&built) <= cap {
             // Tuples then vocabulary are exact prefixes.
             check_tuples(&d, &s.records);
             let all: Vec<String> = cold::vocabulary(&s, &p).into_iter().collect();
-            let got = d.vocabulary().unwrap().to_strings().unwrap();
+            let got = built.1.to_strings().unwrap();
             assert_eq!(got[..], all[..got.len()]);
             if d.tuple_count() > 0 {
                 assert_eq!(got.len(), all.len());
@@ -729,7 +735,7 @@ fn cold_cache_cap_keeps_exact_prefix() {
             assert_eq!(cut, dropped as u64, "cap {cap}");
             // One more tuple would not have fit.
             if d.tuple_count() > 0 && d.tuple_count() < 200 {
-                assert!(bytes.len() as u64 <= cap);
+                assert!(cost(&built) <= cap);
             }
         } else {
             // Not even the metadata fits: everything droppable was dropped.
@@ -791,10 +797,7 @@ fn catalog_lists_sessions_and_merges_vocabularies() {
     for (i, (m, s)) in sessions.iter().enumerate() {
         let tier = if i < 2 { Tier::Hot } else { Tier::Cold };
         let e = catalog_entry(m, s, tier, i as u64);
-        let vocab = (tier == Tier::Cold).then(|| {
-            let d = ColdDigest::open(cold::build(m, s, &p).unwrap()).unwrap();
-            d.vocabulary_owned().unwrap()
-        });
+        let vocab = (tier == Tier::Cold).then(|| cold::build_with_vocabulary(m, s, &p).unwrap().1);
         vocabs.push(
             vocab
                 .as_ref()
@@ -825,6 +828,14 @@ fn catalog_lists_sessions_and_merges_vocabularies() {
     assert_eq!(cat.sessions_with("even").unwrap(), [2, 4]);
     assert_eq!(cat.sessions_with("session0").unwrap(), Vec::<u32>::new());
     assert_eq!(cat.sessions_with("timeout").unwrap(), [2, 3, 4, 5]);
+    // The merged map gives each cold session its vocabulary back (hot ones have none here).
+    let back: Vec<Option<BTreeSet<String>>> = cat
+        .cold_vocabularies()
+        .unwrap()
+        .into_iter()
+        .map(|v| v.map(|v| v.to_strings().unwrap().into_iter().collect()))
+        .collect();
+    assert_eq!(back, vocabs);
 }
 
 #[test]
@@ -844,8 +855,8 @@ fn catalog_maps_hot_and_cold_terms_ids_and_hot_totals() {
             shards.push((h.entry_count() as u64, h.total_tokens()));
             SessionTerms::of_hot(&h).unwrap()
         } else {
-            SessionTerms::of_cold(&ColdDigest::open(cold::build(&m, &s, &p).unwrap()).unwrap())
-                .unwrap()
+            let (file, vocabulary) = cold::build_with_vocabulary(&m, &s, &p).unwrap();
+            SessionTerms::of_cold(&ColdDigest::open(file).unwrap(), vocabulary).unwrap()
         };
         assert!(terms
             .id_keys
@@ -907,11 +918,11 @@ pub(crate) fn sample_files() -> Vec<(FileKind, format::Aligned)> {
         ..Policy::default()
     };
     let hot = hot::build(&m, &s, &p).unwrap();
-    let cold = cold::build(&m, &s, &p).unwrap();
+    let (cold, vocabulary) = cold::build_with_vocabulary(&m, &s, &p).unwrap();
     let mut b = CatalogBuilder::new(Branches::Active);
     b.add_with(
         &catalog_entry(&m, &s, Tier::Cold, 0),
-        SessionTerms::of_cold(&ColdDigest::open(&cold[..]).unwrap()).unwrap(),
+        SessionTerms::of_cold(&ColdDigest::open(&cold[..]).unwrap(), vocabulary).unwrap(),
     )
     .unwrap();
     let cat = b.finish().unwrap();

@@ -32,6 +32,7 @@ use sessiondex_core::catalog::{
 use sessiondex_core::cold::{self, ColdDigest};
 use sessiondex_core::format::{copy_aligned, Aligned, FORMAT_VERSION};
 use sessiondex_core::hot::{self, HotShard};
+use sessiondex_core::terms::TermList;
 use sessiondex_core::{Policy, SessionSummary};
 use sessiondex_source::Branches;
 
@@ -125,6 +126,8 @@ impl MemoryConfig {
 struct Built {
     entry: CatalogEntry,
     file: Arc<Aligned>,
+    /// A cold session's vocabulary, which its digest does not hold (the catalog does).
+    vocabulary: Option<Arc<TermList>>,
 }
 
 /// The sessions of one branch mode, and the index over them once built.
@@ -161,11 +164,14 @@ fn slot(b: Branches) -> usize {
 /// Builds the index file of a read session and its catalog entry.
 fn build(h: &Hydrated, size: u64, tier: Tier, policy: &Policy) -> Result<Built, Error> {
     let ce = |e: sessiondex_core::Error| core_error(&e);
-    let file = match tier {
-        Tier::Hot => hot::build(&h.session.meta, &h.selection, policy),
-        Tier::Cold => cold::build(&h.session.meta, &h.selection, policy),
-    }
-    .map_err(ce)?;
+    let (file, vocabulary) = match tier {
+        Tier::Hot => (hot::build(&h.session.meta, &h.selection, policy), None),
+        Tier::Cold => match cold::build_with_vocabulary(&h.session.meta, &h.selection, policy) {
+            Ok((file, v)) => (Ok(file), Some(Arc::new(v))),
+            Err(e) => (Err(e), None),
+        },
+    };
+    let file = file.map_err(ce)?;
     // The summary as stored in the file (caps may have added reasons there).
     let mut summary = match tier {
         Tier::Hot => HotShard::open(&file[..]).map(|s| s.summary().clone()),
@@ -188,6 +194,7 @@ fn build(h: &Hydrated, size: u64, tier: Tier, policy: &Policy) -> Result<Built, 
     Ok(Built {
         entry,
         file: Arc::new(file),
+        vocabulary,
     })
 }
 
@@ -326,7 +333,15 @@ impl MemoryIndex {
         for b in mode.sessions.values() {
             let terms = match b.entry.tier {
                 Tier::Hot => HotShard::open(&b.file[..]).and_then(|h| SessionTerms::of_hot(&h)),
-                Tier::Cold => ColdDigest::open(&b.file[..]).and_then(|d| SessionTerms::of_cold(&d)),
+                Tier::Cold => {
+                    let v = b.vocabulary.as_deref().cloned().ok_or_else(|| {
+                        Error::new(
+                            ErrorCode::IndexCorrupt,
+                            "a cold session without its vocabulary",
+                        )
+                    })?;
+                    ColdDigest::open(&b.file[..]).and_then(|d| SessionTerms::of_cold(&d, v))
+                }
             }
             .map_err(ce)?;
             cb.add_with(&b.entry, terms).map_err(ce)?;
@@ -410,12 +425,14 @@ impl MemoryIndex {
             let mut entries = BTreeMap::new();
             for i in 0..cat.len() {
                 let e = cat.session(i).map_err(ce)?;
-                entries.insert(e.identity.path.clone(), e);
+                entries.insert(e.identity.path.clone(), (e, i));
             }
+            // Cold digests do not hold their vocabularies: the catalog's term map does.
+            let mut vocabularies = cat.cold_vocabularies().map_err(ce)?;
             for f in items.iter().filter(|f| {
                 f.branches == Some(b) && matches!(f.kind, ItemKind::Hot | ItemKind::Cold)
             }) {
-                let Some(entry) = entries.remove(f.name) else {
+                let Some((entry, at)) = entries.remove(f.name) else {
                     continue;
                 };
                 let tier = if f.kind == ItemKind::Hot {
@@ -424,9 +441,13 @@ impl MemoryIndex {
                     Tier::Cold
                 };
                 let file = copy_aligned(f.data);
-                let opens = match tier {
-                    Tier::Hot => HotShard::open(&file[..]).is_ok(),
-                    Tier::Cold => ColdDigest::open(&file[..]).is_ok(),
+                let vocabulary = vocabularies.get_mut(at).and_then(Option::take);
+                let opens = match (tier, &vocabulary) {
+                    (Tier::Hot, _) => HotShard::open(&file[..]).is_ok(),
+                    (Tier::Cold, Some(v)) => {
+                        ColdDigest::open(&file[..]).is_ok_and(|d| d.vocabulary_len() == v.len())
+                    }
+                    (Tier::Cold, None) => false,
                 };
                 let matches = m
                     .sources
@@ -438,6 +459,7 @@ impl MemoryIndex {
                         Built {
                             entry,
                             file: Arc::new(file),
+                            vocabulary: vocabulary.filter(|_| tier == Tier::Cold).map(Arc::new),
                         },
                     );
                 }
@@ -561,6 +583,11 @@ mod tests {
         .expect("load");
         assert_eq!(l.active.sessions.len(), 2, "shards reused");
         assert_eq!(run(&mut l, "timeout"), before);
+        // The cold session's terms come back from the bundle's catalog (its digest has none).
+        let cold = run(&mut l, "flaky");
+        assert_eq!(cold.hits.len(), 1);
+        assert_eq!(cold.hits[0].file, "one.jsonl");
+        assert_eq!(cold, run(&mut m, "flaky"));
         let mut d = b.to_vec();
         d[40] ^= 1;
         let e = MemoryIndex::load(&d, MemoryConfig::default()).expect_err("damaged");

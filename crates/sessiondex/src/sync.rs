@@ -851,14 +851,20 @@ fn build_index(
     sel: &source::Selection,
     id: SourceIdentityParts<'_>,
 ) -> Result<Built, Error> {
-    let (kind, built) = match tier {
+    let ce = |e: sessiondex_core::Error| core_error(&e);
+    // A cold digest's vocabulary comes with it: the file does not hold it.
+    let (kind, built, vocabulary) = match tier {
         Tier::Hot => (
             FileKind::Hot,
-            hot::build_with_resume(&session.meta, sel, policy, &resume_blob(session)),
+            hot::build_with_resume(&session.meta, sel, policy, &resume_blob(session))
+                .map_err(ce)?,
+            None,
         ),
-        Tier::Cold => (FileKind::Cold, cold::build(&session.meta, sel, policy)),
+        Tier::Cold => {
+            let (file, v) = cold::build_with_vocabulary(&session.meta, sel, policy).map_err(ce)?;
+            (FileKind::Cold, file, Some(v))
+        }
     };
-    let built = built.map_err(|e| core_error(&e))?;
     // The summary as stored in the file (caps may have added reasons there).
     let mut summary = match tier {
         Tier::Hot => hot::HotShard::open(&built[..]).map(|s| s.summary().clone()),
@@ -866,9 +872,9 @@ fn build_index(
     }
     .unwrap_or_else(|_| SessionSummary::new(&session.meta, sel));
     summary.cache_bytes = built.len() as u64;
-    let vocab = match tier {
-        Tier::Cold => cold::ColdDigest::open(&built[..]).and_then(|d| SessionTerms::of_cold(&d)),
-        Tier::Hot => hot::HotShard::open(&built[..]).and_then(|h| SessionTerms::of_hot(&h)),
+    let vocab = match vocabulary {
+        Some(v) => cold::ColdDigest::open(&built[..]).and_then(|d| SessionTerms::of_cold(&d, v)),
+        None => hot::HotShard::open(&built[..]).and_then(|h| SessionTerms::of_hot(&h)),
     }
     .ok();
     let entry = CatalogEntry {
@@ -1038,8 +1044,9 @@ fn reread_entry(
 }
 
 /// Writes the catalog; entries reused from the last sync get their vocabulary, id keys and
-/// totals from their index file. A file that cannot be opened drops its entry (the next sync
-/// rebuilds it).
+/// totals from the last catalog (or a hot shard's file). A file that cannot be opened, or a
+/// cold session whose terms cannot be carried (its digest does not hold them), drops its
+/// entry (the next sync rebuilds it).
 fn write_catalog(
     store: &Store,
     branches: Branches,
@@ -1073,8 +1080,9 @@ fn write_catalog(
     Ok(())
 }
 
-/// The catalog of `entries`: terms carried from `old`, given, or read from index files
-/// (a session whose file does not open is left out). Every entry's terms are `File` after.
+/// The catalog of `entries`: terms carried from `old`, given, or read from hot shards (a
+/// session whose file does not open, or a cold one with neither, is left out). Every entry's
+/// terms are `File` after.
 fn catalog_bytes(
     store: &Store,
     branches: Branches,
@@ -1092,15 +1100,18 @@ fn catalog_bytes(
         if let Terms::Built(_) = terms {
             return true;
         }
+        // A cold digest does not hold its vocabulary (only a catalog does): a cold session
+        // whose terms were neither built by this sync nor carried is left out, like a file
+        // that does not open, and the next sync (finding no catalog entry) rebuilds it.
+        if e.tier == Tier::Cold {
+            return false;
+        }
         let path = store.path(branches, tier_kind(e.tier), &candidates[*at].key);
         // Mapped, not read.
-        let opened = Mmap::open(&path).ok().and_then(|m| match e.tier {
-            Tier::Hot => hot::HotShard::open(m)
+        let opened = Mmap::open(&path).ok().and_then(|m| {
+            hot::HotShard::open(m)
                 .and_then(|h| SessionTerms::of_hot(&h))
-                .ok(),
-            Tier::Cold => cold::ColdDigest::open(m)
-                .and_then(|d| SessionTerms::of_cold(&d))
-                .ok(),
+                .ok()
         });
         match opened {
             Some(t) => {

@@ -275,6 +275,20 @@ fn a_memory_kept_across_calls_sees_damaged_cold_digests() {
     damage_in_place_between_calls(&m, &tmp.path().join("index"), Kind::Cold, &q, &first);
 }
 
+/// Appends a user message with `text` to the example Claude Code session (its uuid ending in
+/// `uuid_tail`, two hex digits).
+fn append_claude_user_line(files: &[PathBuf], text: &str, uuid_tail: &str) {
+    let claude = files
+        .iter()
+        .find(|p| p.to_string_lossy().contains("claude-code"))
+        .unwrap();
+    let line = format!(
+        r#"{{"parentUuid":"c0000001-0000-4000-8000-000000000008","isSidechain":false,"userType":"external","cwd":"/home/dev/webapp","sessionId":"3f9d2c71-8a4e-4b6f-9c3d-2e1f0a9b8c7d","version":"2.1.40","type":"user","message":{{"role":"user","content":"{text}"}},"uuid":"c0000001-0000-4000-8000-0000000000{uuid_tail}","timestamp":"2026-11-03T14:05:00.000Z"}}"#
+    );
+    let mut f = fs::OpenOptions::new().append(true).open(claude).unwrap();
+    std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
+}
+
 /// One `Memory` answers many calls from the index it opened first (hot shards opened and
 /// checked once). What changes on disk between calls is still seen: a hot shard written in
 /// place is checked again (and the damage repaired), a sync that changed the catalog makes
@@ -292,14 +306,7 @@ fn a_memory_kept_across_calls_sees_damage_and_new_entries() {
     damage_in_place_between_calls(&m, &tmp.path().join("index"), Kind::Hot, &q, &first);
 
     // A new entry appended to a source: the sync rewrites the catalog, the next call sees it.
-    let claude = files
-        .iter()
-        .find(|p| p.to_string_lossy().contains("claude-code"))
-        .unwrap();
-    let line = r#"{"parentUuid":"c0000001-0000-4000-8000-000000000008","isSidechain":false,"userType":"external","cwd":"/home/dev/webapp","sessionId":"3f9d2c71-8a4e-4b6f-9c3d-2e1f0a9b8c7d","version":"2.1.40","type":"user","message":{"role":"user","content":"zqkeptacrosscalls after the append"},"uuid":"c0000001-0000-4000-8000-0000000000ff","timestamp":"2026-11-03T14:05:00.000Z"}"#;
-    let mut f = fs::OpenOptions::new().append(true).open(claude).unwrap();
-    std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
-    drop(f);
+    append_claude_user_line(&files, "zqkeptacrosscalls after the append", "ff");
     let q = request(r#"{"query": "zqkeptacrosscalls", "scope": "global"}"#);
     let page = m.recall_in(&q, &ctx()).unwrap();
     let ids: Vec<_> = page
@@ -308,4 +315,62 @@ fn a_memory_kept_across_calls_sees_damage_and_new_entries() {
         .filter_map(|h| h.entry_id.clone())
         .collect();
     assert_eq!(ids, ["c0000001-0000-4000-8000-0000000000ff"]);
+}
+
+/// A cold digest does not hold its session's terms: the catalog's merged map does. A later
+/// sync carries the unchanged cold sessions' terms from the last catalog and builds only the
+/// changed one; with the catalog gone, every cold session is built again from its source.
+/// Each time the answers equal a clean build's.
+#[test]
+fn cold_terms_are_carried_by_the_catalog_and_rebuilt_without_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, files) = corpus(tmp.path());
+    let config = Config {
+        hot_sessions: 0,
+        ..Config::default()
+    };
+    let index = tmp.path().join("index");
+    let m = memory(tmp.path(), &src, config.clone());
+    let r = sync(&m);
+    assert_eq!((r.indexed, r.reused), (4, 0), "{r:?}");
+    let digests = files_of(&index, Kind::Cold);
+    assert_eq!(digests.len(), 4);
+    for d in &digests {
+        let bytes = fs::read(d).unwrap();
+        assert!(
+            !bytes.windows(11).any(|w| w == b"exponential"),
+            "{}",
+            d.display()
+        );
+    }
+    let clean = |tag: &str| {
+        let dir = tmp.path().join(tag);
+        let fresh = Memory::open(config.clone(), Some(vec![src.clone()]), Some(dir)).unwrap();
+        answers(&fresh)
+    };
+    let first = answers(&m);
+    assert!(
+        !first.0[0]["hits"].as_array().unwrap().is_empty(),
+        "{first:?}"
+    );
+    assert_eq!(first, clean("clean-1"));
+
+    // One session changes: the other three keep their terms from the last catalog.
+    append_claude_user_line(&files, "zqcoldlater backoff once more", "fe");
+    let r = sync(&m);
+    assert_eq!((r.indexed, r.reused), (1, 3), "{r:?}");
+    let page = m
+        .recall_in(
+            &request(r#"{"query": "zqcoldlater", "scope": "global"}"#),
+            &ctx(),
+        )
+        .unwrap();
+    assert_eq!(page.hits.len(), 1);
+    assert_eq!(answers(&m), clean("clean-2"));
+
+    // No catalog: nothing can be carried, so every cold session is read again.
+    fs::remove_file(&files_of(&index, Kind::Catalog)[0]).unwrap();
+    let r = sync(&m);
+    assert_eq!((r.indexed, r.reused), (4, 0), "{r:?}");
+    assert_eq!(answers(&m), clean("clean-3"));
 }
