@@ -12,10 +12,11 @@
 //!   `i64::MIN` none), mtime and ctime (ns);
 //! - list columns (items + `n+1` offsets): files touched, tool histogram (name, count),
 //!   coverage reasons (code, count), links (kind, target);
-//! - `terms`: an FST map term -> ordinal into `post_starts` (u64, terms+1), whose ranges in
-//!   `post_bytes` hold the ascending session ordinals as LEB128 varint deltas; every
-//!   session's vocabulary joins it, hot and cold, so a term query opens only the sessions
-//!   that hold one of its terms;
+//! - `terms`: an FST map term -> ordinal into `post_starts` (u32, terms+1), whose ranges in
+//!   `post_bytes` hold the ascending session ordinals, each list as LEB128 varint deltas or,
+//!   where that is smaller, a bitmap of every session ([`write_postings`]); every session's
+//!   vocabulary joins it, hot and cold, so a term query opens only the sessions that hold one
+//!   of its terms (and the map is the one copy of a cold session's vocabulary);
 //! - `ids`, `id_post_starts`, `id_post_bytes`: the same for [`id_key`]s of session ids,
 //!   entry ids and operation addresses (an id lookup opens only sessions sharing a key);
 //! - u64 columns `hot_entries`, `hot_tokens`: a hot shard's entry and token totals, so BM25
@@ -40,8 +41,8 @@ policy_fingerprint:[u32] format tier complete:[u8] index_version:[u32] entry_cou
 error_count source_bytes cache_bytes size inode:[u64] first_ts last_ts mtime_ns ctime_ns:[i64] \
 files:[u32] files_offsets:[u32] tools:[u32] tool_counts:[u64] tools_offsets:[u32] \
 reasons:[u32] reason_counts:[u64] reasons_offsets:[u32] link_kinds:[u32] link_targets:[u32] \
-links_offsets:[u32] terms:fst-map post_starts:[u64] post_bytes:varint-deltas \
-hot_entries hot_tokens:[u64] ids:fst-map id_post_starts:[u64] id_post_bytes:varint-deltas}";
+links_offsets:[u32] terms:fst-map post_starts:[u32] post_bytes:postings/2 \
+hot_entries hot_tokens:[u64] ids:fst-map id_post_starts:[u32] id_post_bytes:postings/2}";
 
 /// Which tier holds a session's index file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -165,12 +166,12 @@ pub(crate) struct CatalogPayload {
     link_targets: Vec<u32>,
     links_offsets: Vec<u32>,
     terms: Vec<u8>,
-    post_starts: Vec<u64>,
+    post_starts: Vec<u32>,
     post_bytes: Vec<u8>,
     hot_entries: Vec<u64>,
     hot_tokens: Vec<u64>,
     ids: Vec<u8>,
-    id_post_starts: Vec<u64>,
+    id_post_starts: Vec<u32>,
     id_post_bytes: Vec<u8>,
 }
 
@@ -725,9 +726,10 @@ impl CatalogBuilder {
         let mut parts = Folded::of_all(&runs)?;
         drop(runs);
         let id_parts = parts.split_off(n_vocab);
+        let n = self.p.tier.len();
         let (terms, ids) = both(
-            || merge(&parts, from(c.terms, c.post_starts, c.post_bytes)),
-            || merge(&id_parts, from(c.ids, c.id_post_starts, c.id_post_bytes)),
+            || merge(&parts, from(c.terms, c.post_starts, c.post_bytes), n),
+            || merge(&id_parts, from(c.ids, c.id_post_starts, c.id_post_bytes), n),
         );
         (self.p.terms, self.p.post_starts, self.p.post_bytes) = terms?;
         (self.p.ids, self.p.id_post_starts, self.p.id_post_bytes) =
@@ -753,8 +755,8 @@ struct Carried<'c, B> {
 }
 
 /// The union of parts already merged and of a previous catalog's map when given: a term map
-/// (term -> ordinal), `n+1` posting starts and the postings (ascending session ordinals as
-/// varint deltas). A term whose sessions are all gone is left out.
+/// (term -> ordinal), `terms+1` posting starts and the postings (ascending session ordinals
+/// below `n`, [`write_postings`]). A term whose sessions are all gone is left out.
 ///
 /// The parts are merged by a heap of part numbers ordered by (current term, part number), so
 /// a term's parts come out in order and, parts being in session order, its sessions
@@ -762,10 +764,11 @@ struct Carried<'c, B> {
 fn merge<B: AsRef<[u8]>>(
     parts: &[Folded],
     carried: Option<Carried<'_, B>>,
-) -> Result<(Vec<u8>, Vec<u64>, Vec<u8>)> {
+    n: usize,
+) -> Result<(Vec<u8>, Vec<u32>, Vec<u8>)> {
     use fst::Streamer;
     let mut terms = fst::MapBuilder::memory();
-    let mut post_starts = vec![0u64];
+    let mut post_starts = vec![0u32];
     let mut post_bytes = Vec::new();
     let old_map = match &carried {
         Some(c) => Some(fst::Map::new(
@@ -839,15 +842,10 @@ fn merge<B: AsRef<[u8]>>(
             sessions.sort_unstable();
             sessions.dedup();
         }
-        let mut prev = 0u32;
-        for (k, &s) in sessions.iter().enumerate() {
-            let delta = if k == 0 { s } else { s - prev };
-            write_varint(&mut post_bytes, delta);
-            prev = s;
-        }
+        write_postings(&mut post_bytes, &sessions, n)?;
         terms.insert(&key, ord)?;
         ord += 1;
-        post_starts.push(post_bytes.len() as u64);
+        post_starts.push(format::to_u32(post_bytes.len())?);
     }
     Ok((terms.into_inner()?, post_starts, post_bytes))
 }
@@ -1069,10 +1067,100 @@ impl SessionTerms {
     }
 }
 
-/// Calls `f` with each value of a posting list (varint deltas), each checked below `n`.
-fn each_varint_delta(bytes: &[u8], n: usize, mut f: impl FnMut(u32)) -> Result<()> {
+/// Appends one posting list of a catalog's merged maps: `sessions` (ascending, each below
+/// `n`, at least one) as LEB128 varints, the first session doubled and then the deltas, or,
+/// when it takes fewer bytes, the varint 1 followed by a bitmap of `n` bits (bit `s % 8` of
+/// byte `s / 8` set for each session `s`, the bits past `n` clear). A term in most sessions
+/// then costs a bit per session instead of a byte.
+///
+/// # Errors
+///
+/// `index_too_large` when the first session does not fit doubled in a `u32`.
+fn write_postings(out: &mut Vec<u8>, sessions: &[u32], n: usize) -> Result<()> {
+    let varint_len = |v: u32| (32 - v.leading_zeros()).max(1).div_ceil(7) as usize;
+    let first = sessions.first().map_or(Ok(0), |&s| {
+        s.checked_mul(2)
+            .ok_or_else(|| Error::new(crate::error::ErrorKind::TooLarge, "2^31 sessions"))
+    })?;
+    let mut len = varint_len(first);
+    for w in sessions.windows(2) {
+        len += varint_len(w[1] - w[0]);
+    }
+    let bitmap = n.div_ceil(8);
+    if bitmap + 1 < len {
+        out.push(1);
+        let at = out.len();
+        out.resize(at + bitmap, 0);
+        for &s in sessions {
+            let s = s as usize;
+            if let Some(b) = out.get_mut(at + s / 8) {
+                *b |= 1 << (s % 8);
+            }
+        }
+        return Ok(());
+    }
+    write_varint(out, first);
+    for w in sessions.windows(2) {
+        write_varint(out, w[1] - w[0]);
+    }
+    Ok(())
+}
+
+/// Calls `f` with each session of a posting list written by [`write_postings`] for `n`
+/// sessions, ascending, each checked below `n`.
+fn each_posting_in(bytes: &[u8], n: usize, mut f: impl FnMut(u32)) -> Result<()> {
     let mut at = 0;
-    let mut prev: Option<u32> = None;
+    let Some(head) = read_varint(bytes, &mut at) else {
+        return if bytes.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::corrupt("bad varint"))
+        };
+    };
+    if head == 1 {
+        let bits = bytes.get(at..).unwrap_or_default();
+        if bits.len() != n.div_ceil(8)
+            || bits
+                .last()
+                .is_some_and(|&b| !n.is_multiple_of(8) && b >> (n % 8) != 0)
+        {
+            return Err(Error::corrupt("bad posting bitmap"));
+        }
+        for (k, chunk) in bits.chunks(8).enumerate() {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            let mut w = u64::from_le_bytes(word);
+            while w != 0 {
+                f((k * 64) as u32 + w.trailing_zeros());
+                w &= w - 1;
+            }
+        }
+        return Ok(());
+    }
+    if head % 2 != 0 {
+        return Err(Error::corrupt("bad posting list head"));
+    }
+    let first = head / 2;
+    if first as usize >= n {
+        return Err(Error::corrupt("session ordinal out of range"));
+    }
+    f(first);
+    each_varint_delta_from(bytes.get(at..).unwrap_or_default(), Some(first), n, f)
+}
+
+/// Calls `f` with each value of a posting list (varint deltas), each checked below `n`.
+fn each_varint_delta(bytes: &[u8], n: usize, f: impl FnMut(u32)) -> Result<()> {
+    each_varint_delta_from(bytes, None, n, f)
+}
+
+/// [`each_varint_delta`] after the value `prev` (the first varint is a delta from it).
+fn each_varint_delta_from(
+    bytes: &[u8],
+    mut prev: Option<u32>,
+    n: usize,
+    mut f: impl FnMut(u32),
+) -> Result<()> {
+    let mut at = 0;
     while at < bytes.len() {
         let d = read_varint(bytes, &mut at).ok_or_else(|| Error::corrupt("bad varint"))?;
         let s = match prev {
@@ -1615,10 +1703,10 @@ impl<B: AsRef<[u8]>> Catalog<B> {
     fn each_posting(&self, starts: Col, bytes: Col, ord: u64, f: impl FnMut(u32)) -> Result<()> {
         let base = self.base();
         let ord = usize::try_from(ord).map_err(|_| missing())?;
-        let span = starts.span64(base, ord).ok_or_else(missing)?;
+        let span = starts.span(base, ord).ok_or_else(missing)?;
         let all = bytes.bytes(base).ok_or_else(missing)?;
         let bytes = all.get(span).ok_or_else(missing)?;
-        each_varint_delta(bytes, self.cols.n, f)
+        each_posting_in(bytes, self.cols.n, f)
     }
 
     /// Reads both merged maps whole: every term and id key, and every posting list they
@@ -2008,6 +2096,68 @@ mod tests {
         assert_eq!(a, 1);
         assert_eq!(runs.load(std::sync::atomic::Ordering::Relaxed), 1);
         assert_eq!(b, (sessiondex_source::worker_threads() == 1).then_some(2));
+    }
+
+    #[test]
+    fn posting_lists_round_trip_in_the_smaller_form() {
+        // splitmix64
+        let mut state = 7u64;
+        let mut next = move || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let (mut bitmaps, mut varints) = (0, 0);
+        for n in [1usize, 2, 7, 8, 9, 63, 64, 65, 200, 1000, 5000] {
+            for per_mille in [1u64, 20, 125, 300, 700, 1000] {
+                let mut list: Vec<u32> = (0..n as u32)
+                    .filter(|_| next() % 1000 < per_mille)
+                    .collect();
+                if list.is_empty() {
+                    list.push((next() % n as u64) as u32);
+                }
+                let mut varint = Vec::new();
+                write_varint(&mut varint, list[0] * 2);
+                for w in list.windows(2) {
+                    write_varint(&mut varint, w[1] - w[0]);
+                }
+                let mut out = vec![9u8];
+                write_postings(&mut out, &list, n).unwrap();
+                assert_eq!(out[0], 9, "appended");
+                let got = &out[1..];
+                assert_eq!(got.len(), varint.len().min(n.div_ceil(8) + 1), "n {n}");
+                if varint.len() <= n.div_ceil(8) + 1 {
+                    assert_eq!(got, &varint[..], "n {n}: varints when they tie");
+                }
+                if got.len() < varint.len() {
+                    bitmaps += 1;
+                } else {
+                    varints += 1;
+                }
+                let mut back = Vec::new();
+                each_posting_in(got, n, |s| back.push(s)).unwrap();
+                assert_eq!(back, list, "n {n} density {per_mille}");
+                // One session fewer in the catalog than the list needs: refused.
+                if *list.last().unwrap() as usize == n - 1 {
+                    assert!(each_posting_in(got, n - 1, |_| {}).is_err(), "n {n}");
+                }
+            }
+        }
+        assert!(bitmaps > 10 && varints > 10, "{bitmaps} {varints}");
+        // A tie (two bytes either way) stays varints.
+        let mut tie = Vec::new();
+        write_postings(&mut tie, &[0, 1], 8).unwrap();
+        assert_eq!(tie, [0, 1]);
+        // Damage: a bit past the sessions, a short bitmap, an odd head other than 1.
+        assert!(each_posting_in(&[1, 0b1000_0001], 7, |_| {}).is_err());
+        assert!(each_posting_in(&[1, 0b0100_0001], 7, |_| {}).is_ok());
+        assert!(each_posting_in(&[1, 0xff], 9, |_| {}).is_err());
+        assert!(each_posting_in(&[3, 0], 9, |_| {}).is_err());
+        assert!(each_posting_in(&[18], 9, |_| {}).is_err());
+        assert!(each_posting_in(&[16], 9, |_| {}).is_ok());
+        assert!(each_posting_in(&[], 9, |_| {}).is_ok());
     }
 
     #[test]

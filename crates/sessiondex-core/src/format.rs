@@ -62,7 +62,10 @@ use crate::error::{Error, ErrorKind, Result};
 /// 7: a cold digest no longer holds its vocabulary, only how many terms it kept: the
 /// catalog's merged term map, which cold recall already read, is the one copy (the digest's
 /// was read only to build that map, and was most of a small session's digest).
-pub const FORMAT_VERSION: u32 = 7;
+///
+/// 8: the catalog's posting starts are `u32`, and a posting list in most sessions is a
+/// bitmap of every session instead of varint deltas (whichever is smaller).
+pub const FORMAT_VERSION: u32 = 8;
 /// Required alignment of the start of a file's bytes in memory.
 pub const ALIGN: usize = 16;
 /// Header length in bytes.
@@ -422,13 +425,6 @@ impl Col {
     pub(crate) fn span(self, base: &[u8], i: usize) -> Option<Range<usize>> {
         let a = self.u32(base, i)? as usize;
         let b = self.u32(base, i.checked_add(1)?)? as usize;
-        (a <= b).then_some(a..b)
-    }
-
-    /// Like [`Col::span`] for a `u64` offsets column.
-    pub(crate) fn span64(self, base: &[u8], i: usize) -> Option<Range<usize>> {
-        let a = usize::try_from(self.u64(base, i)?).ok()?;
-        let b = usize::try_from(self.u64(base, i.checked_add(1)?)?).ok()?;
         (a <= b).then_some(a..b)
     }
 }

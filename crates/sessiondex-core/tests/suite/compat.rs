@@ -11,7 +11,8 @@
 //! (hot vocabularies, id keys and hot totals in the catalog) too; `v3/` is kept. Version 5
 //! (structural value and pair keys in the catalog's id map) too; `v4/` is kept. Version 6
 //! (front-coded cold vocabularies and field keys) too; `v5/` is kept. Version 7 (cold
-//! vocabularies only in the catalog) too; `v6/` is kept.
+//! vocabularies only in the catalog) too; `v6/` is kept. Version 8 (`u32` posting starts and
+//! bitmap posting lists in the catalog) too; `v7/` is kept.
 
 use std::path::PathBuf;
 
