@@ -108,15 +108,16 @@ pub fn samples() -> &'static Samples {
                 let sel = session.select(branches);
                 let stem = format!("{}-{}", name.trim_end_matches(".jsonl"), branches.as_str());
                 let h = hot::build(&session.meta, &sel, &policy).expect("hot shard builds");
-                let (c, v) = cold::build_with_vocabulary(&session.meta, &sel, &policy)
+                let b = cold::build_digest(&session.meta, &sel, &policy)
                     .expect("cold digest builds");
                 let shard = HotShard::open(&h[..]).expect("hot shard opens");
-                let digest = ColdDigest::open(&c[..]).expect("cold digest opens");
+                ColdDigest::open(&b.file[..]).expect("cold digest opens");
+                let c = b.file;
                 let (tier, summary, vocab) = if n % 2 == 0 {
                     (Tier::Hot, shard.summary().clone(), None)
                 } else {
-                    let v = TermSet::checked(v).expect("vocabulary reads");
-                    (Tier::Cold, digest.summary().clone(), Some(v))
+                    let v = TermSet::checked(b.vocabulary).expect("vocabulary reads");
+                    (Tier::Cold, b.summary, Some(v))
                 };
                 cat.add(&catalog_entry(summary, tier, n as u64), vocab)
                     .expect("catalog entry adds");
@@ -310,9 +311,14 @@ pub fn exercise_cold(bytes: &[u8]) {
         let Ok(v) = TermList::from_sorted(&terms) else {
             return;
         };
-        if let Ok(t) = SessionTerms::of_cold(&d, v) {
-            let mut cat = CatalogBuilder::new(d.summary().branches);
-            let entry = catalog_entry(d.summary().clone(), Tier::Cold, 0);
+        let summary = sessiondex_core::SessionSummary {
+            session_id: "fuzz-session".into(),
+            file: "/sessions/fuzz.jsonl".into(),
+            ..sessiondex_core::SessionSummary::default()
+        };
+        if let Ok(t) = SessionTerms::of_cold(&d, &summary.session_id, v) {
+            let mut cat = CatalogBuilder::new(summary.branches);
+            let entry = catalog_entry(summary, Tier::Cold, 0);
             if cat.add_with(&entry, t).is_ok() {
                 if let Ok(k) = cat.finish() {
                     exercise_catalog(&k);
@@ -326,7 +332,7 @@ pub fn exercise_cold(bytes: &[u8]) {
 }
 
 fn exercise_cold_digest<B: AsRef<[u8]>>(d: &ColdDigest<B>) {
-    let _ = (d.summary(), d.policy_fingerprint(), d.vocabulary_len());
+    let _ = (d.policy_fingerprint(), d.vocabulary_len());
     let _ = (d.vocabulary_total(), d.tuples_total());
     let n = d.tuple_count();
     assert!(d.tuple(n).is_none());

@@ -553,7 +553,7 @@ impl CatalogBuilder {
     }
 
     /// Adds a session; `vocabulary` (a cold digest's, see
-    /// [`crate::cold::build_with_vocabulary`]) joins the merged term map. Returns the
+    /// [`crate::cold::build_digest`]) joins the merged term map. Returns the
     /// session's ordinal.
     ///
     /// # Errors
@@ -1025,8 +1025,9 @@ impl SessionTerms {
     }
 
     /// Everything a cold digest gives: its vocabulary (which the digest counts but does not
-    /// hold: the one [`crate::cold::build_with_vocabulary`] returned with it, or its part of
-    /// a catalog, [`Catalog::cold_vocabularies`]) and the id keys of its tuples.
+    /// hold: the one [`crate::cold::build_digest`] returned with it, or its part of a
+    /// catalog, [`Catalog::cold_vocabularies`]) and the id keys of its session id (which the
+    /// digest does not hold either) and its tuples.
     ///
     /// # Errors
     ///
@@ -1034,13 +1035,14 @@ impl SessionTerms {
     /// as many terms as the digest kept.
     pub fn of_cold<B: AsRef<[u8]>>(
         digest: &crate::cold::ColdDigest<B>,
+        session_id: &str,
         vocabulary: TermList,
     ) -> Result<SessionTerms> {
         if vocabulary.len() != digest.vocabulary_len() {
             return Err(Error::corrupt("the vocabulary is not the digest's"));
         }
         let mut id_keys = IdKeys::default();
-        id_keys.id(&digest.summary().session_id);
+        id_keys.id(session_id);
         for i in 0..digest.tuple_count() {
             let t = digest
                 .tuple(i)

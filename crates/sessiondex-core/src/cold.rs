@@ -17,11 +17,14 @@
 //! - `fields`: a front-coded [`TermList`] of `<field>\0<value>` keys; a key's position is
 //!   its ordinal into `field_starts`, whose ranges in `field_postings` list the tuple ordinals
 //!   having that value, for `ref`, `provider`, `action`, `outcome`, `role` and `tool`.
-//! - the session summary (first/last timestamp, entry count, files touched, tool histogram,
-//!   error count, coverage, `cache_bytes`, `source_bytes`).
 //!
-//! `max_cold_cache_bytes` bounds the file and its vocabulary's front-coded bytes together (what
-//! the session costs the cold tier). Over it, the digest keeps the longest prefix of tuples
+//! The session summary (first/last timestamp, entry count, files touched, tool histogram,
+//! error count, coverage, `cache_bytes`, `source_bytes`) is built with the digest
+//! ([`build_digest`]) and kept in the catalog's row for the session, not in the file: nothing
+//! reads it from a digest.
+//!
+//! `max_cold_cache_bytes` bounds the file, its vocabulary's front-coded bytes and its summary's
+//! encoded bytes together (what the session costs the cold tier). Over it, the digest keeps the longest prefix of tuples
 //! that fits, then (when no tuple fits) the longest prefix of the vocabulary, then of files
 //! touched, and says `max_cold_cache_bytes` with the number of items dropped.
 //!
@@ -43,7 +46,7 @@ use crate::summary::{SessionSummary, SummaryRaw};
 use crate::terms::{TermCollector, TermList, TermListBuilder};
 
 /// The payload schema text, hashed into the header's schema fingerprint.
-pub(crate) const SCHEMA: &str = "cold/5 {summary policy_fingerprint:bytes \
+pub(crate) const SCHEMA: &str = "cold/6 {policy_fingerprint:bytes \
 vocab_len:u64 vocab_total:u64 tuples_total:u64 strings:bytes offsets_width:u8 \
 string_offsets:[uW] index_width:u8 t_index:[uW] id_width:u8 t_entry_id t_operation_address \
 t_reference t_provider t_action t_role t_tool:[uW] child_width:u8 derived_base:[uW] \
@@ -107,7 +110,6 @@ impl Field {
 /// all-ones value can mean "absent" in string-id columns.
 #[derive(Archive, Serialize, Debug, Default)]
 pub(crate) struct ColdPayload {
-    summary: SummaryRaw,
     policy_fingerprint: Vec<u8>,
     vocab_len: u64,
     vocab_total: u64,
@@ -306,12 +308,7 @@ struct Parts<'s> {
 
 impl Parts<'_> {
     /// The payload of a digest with the first `tuples` tuples and the vocabulary `vocab`.
-    fn payload(
-        &self,
-        summary: &SessionSummary,
-        vocab: &TermList,
-        tuples: usize,
-    ) -> Result<ColdPayload> {
+    fn payload(&self, vocab: &TermList, tuples: usize) -> Result<ColdPayload> {
         let mut st = Interner {
             stored: StrTableBuilder::new(),
             ..Interner::default()
@@ -321,7 +318,6 @@ impl Parts<'_> {
         let mut ids: [Vec<Sid>; 7] = Default::default();
         let mut index: Vec<u32> = Vec::new();
         let mut p = ColdPayload {
-            summary: SummaryRaw::from(summary),
             policy_fingerprint: self.policy_fingerprint.clone(),
             vocab_len: vocab.len() as u64,
             vocab_total: self.vocab_total,
@@ -390,26 +386,42 @@ impl Parts<'_> {
         Ok(p)
     }
 
-    /// The digest file with its own size recorded in the summary (a fixed-width field): the
-    /// payload is built once and serialized until the size settles (twice). `vocab` is the
-    /// kept vocabulary; the file records only how many terms it has.
-    fn sized(
-        &self,
-        summary: &mut SessionSummary,
-        vocab: &TermList,
-        tuples: usize,
-    ) -> Result<Aligned> {
-        summary.cache_bytes = 0;
-        let p = self.payload(summary, vocab, tuples)?;
-        // Serialized once: the summary records the file's own size ([`format::seal_sized`]).
-        let (file, size) = format::seal_sized::<ArchivedColdPayload>(
-            FileKind::Cold,
-            format::to_payload(&p)?,
-            std::mem::offset_of!(ArchivedColdPayload, summary),
-        )?;
-        summary.cache_bytes = size;
-        Ok(file)
+    /// The digest file with the first `tuples` tuples. `vocab` is the kept vocabulary; the
+    /// file records only how many terms it has.
+    fn file(&self, vocab: &TermList, tuples: usize) -> Result<Aligned> {
+        let p = self.payload(vocab, tuples)?;
+        Ok(format::seal(FileKind::Cold, &format::to_payload(&p)?))
     }
+}
+
+/// A built cold digest and what the catalog keeps for its session.
+#[derive(Debug)]
+pub struct ColdBuild {
+    /// The digest file.
+    pub file: Aligned,
+    /// The kept vocabulary (a prefix, see the module docs), for the catalog's merged term map.
+    pub vocabulary: TermList,
+    /// The session's summary, with the caps' coverage reasons and `cache_bytes` the file's
+    /// length, for the catalog's row.
+    pub summary: SessionSummary,
+}
+
+impl ColdBuild {
+    /// What the session costs the cold tier, which `max_cold_cache_bytes` bounds: the file,
+    /// the vocabulary's front-coded bytes and the summary's encoded bytes.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::TooLarge`] when the summary cannot be encoded.
+    pub fn cost(&self) -> Result<u64> {
+        cost(&self.file, &self.vocabulary, &self.summary)
+    }
+}
+
+/// [`ColdBuild::cost`] of its parts.
+fn cost(file: &Aligned, vocabulary: &TermList, summary: &SessionSummary) -> Result<u64> {
+    let summary = format::to_payload(&SummaryRaw::from(summary))?.len();
+    Ok((file.len() + vocabulary.as_bytes().len() + summary) as u64)
 }
 
 /// The largest `k` in `0..=hi` with `fits(k)`, assuming `fits` is monotone; `None` when even
@@ -440,20 +452,16 @@ fn largest_fitting(
 ///
 /// [`ErrorKind::TooLarge`] when a column exceeds `u32` offsets.
 pub fn build(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<Aligned> {
-    build_with_vocabulary(meta, sel, policy).map(|(file, _)| file)
+    build_digest(meta, sel, policy).map(|b| b.file)
 }
 
-/// Builds a cold digest file from a selection, and the vocabulary it counts (the kept prefix,
-/// see the module docs), which the catalog keeps: the file does not hold it.
+/// Builds a cold digest file from a selection, with the vocabulary it counts and the session's
+/// summary, which the catalog keeps: the file holds neither.
 ///
 /// # Errors
 ///
 /// [`ErrorKind::TooLarge`] when a column exceeds `u32` offsets.
-pub fn build_with_vocabulary(
-    meta: &SessionMeta,
-    sel: &Selection,
-    policy: &Policy,
-) -> Result<(Aligned, TermList)> {
+pub fn build_digest(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<ColdBuild> {
     let mut collected = COLLECTOR.take().unwrap_or_default();
     let built = build_with(&mut collected, meta, sel, policy);
     COLLECTOR.set(Some(collected));
@@ -466,7 +474,7 @@ fn build_with(
     meta: &SessionMeta,
     sel: &Selection,
     policy: &Policy,
-) -> Result<(Aligned, TermList)> {
+) -> Result<ColdBuild> {
     let mut summary = SessionSummary::new(meta, sel);
     collect_into(collected, sel, policy)?;
     let all_terms = collected.sorted();
@@ -491,25 +499,22 @@ fn build_with(
     let cap = policy.max_cold_cache_bytes;
     let n = sel.records.len();
     let vocab = term_list(&all_terms[..kept_terms])?;
-    let file = parts.sized(&mut summary, &vocab, n)?;
-    // The file and the vocabulary the catalog keeps for it.
-    let cost = |file: &Aligned, v: &TermList| (file.len() + v.as_bytes().len()) as u64;
-    if cost(&file, &vocab) <= cap {
-        return Ok((file, vocab));
+    let file = parts.file(&vocab, n)?;
+    // The file, and the vocabulary and summary the catalog keeps for it.
+    if cost(&file, &vocab, &summary)? <= cap {
+        return Ok(finish(file, vocab, summary));
     }
     // Over the cap: the reason (a fixed-width count) is part of what must fit.
     summary.coverage.add("max_cold_cache_bytes", 1);
-    let fits = |s: &mut SessionSummary, v: &TermList, k: usize| -> Result<bool> {
-        Ok(cost(&parts.sized(s, v, k)?, v) <= cap)
+    let fits = |s: &SessionSummary, v: &TermList, k: usize| -> Result<bool> {
+        Ok(cost(&parts.file(v, k)?, v, s)? <= cap)
     };
-    let mut s = summary.clone();
-    if let Some(k) = largest_fitting(n, |k| fits(&mut s, &vocab, k))? {
+    if let Some(k) = largest_fitting(n, |k| fits(&summary, &vocab, k))? {
         return finish_capped(&parts, summary, vocab, k, (n - k) as u64);
     }
     // Not even the vocabulary fits: keep a prefix of it and no tuples.
     let vocab_for = |t: usize| term_list(&all_terms[..t]);
-    let mut s = summary.clone();
-    if let Some(t) = largest_fitting(kept_terms, |t| fits(&mut s, &vocab_for(t)?, 0))? {
+    if let Some(t) = largest_fitting(kept_terms, |t| fits(&summary, &vocab_for(t)?, 0))? {
         let dropped = (n + kept_terms - t) as u64;
         return finish_capped(&parts, summary, vocab_for(t)?, 0, dropped);
     }
@@ -519,12 +524,22 @@ fn build_with(
     let mut s = summary.clone();
     let f = largest_fitting(all_files.len(), |f| {
         s.files_touched = all_files[..f].to_vec();
-        fits(&mut s, &empty, 0)
+        fits(&s, &empty, 0)
     })?
     .unwrap_or(0);
     summary.files_touched = all_files[..f].to_vec();
     let dropped = (n + kept_terms + all_files.len() - f) as u64;
     finish_capped(&parts, summary, empty, 0, dropped)
+}
+
+/// The build's result, the summary recording the file's length.
+fn finish(file: Aligned, vocabulary: TermList, mut summary: SessionSummary) -> ColdBuild {
+    summary.cache_bytes = file.len() as u64;
+    ColdBuild {
+        file,
+        vocabulary,
+        summary,
+    }
 }
 
 fn finish_capped(
@@ -533,12 +548,12 @@ fn finish_capped(
     vocab: TermList,
     tuples: usize,
     dropped: u64,
-) -> Result<(Aligned, TermList)> {
+) -> Result<ColdBuild> {
     // Replace the placeholder count of 1 with the real one; the width does not change.
     summary
         .coverage
         .add("max_cold_cache_bytes", dropped.saturating_sub(1));
-    Ok((parts.sized(&mut summary, &vocab, tuples)?, vocab))
+    Ok(finish(parts.file(&vocab, tuples)?, vocab, summary))
 }
 
 /// A narrow integer column located in a payload.
@@ -691,7 +706,6 @@ pub struct ColdDigest<B> {
     vocab_len: usize,
     fields_len: usize,
     tuples_total: u64,
-    summary: SessionSummary,
     policy_fingerprint: String,
 }
 
@@ -775,7 +789,6 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
             return Err(Error::corrupt("field postings do not match the field map"));
         }
         let derived = derive_strings(base, &cols)?;
-        let summary = a.summary.decode()?;
         let policy_fingerprint = crate::summary::string(&a.policy_fingerprint)?;
         Ok(ColdDigest {
             vocab_total,
@@ -786,7 +799,6 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
             derived,
             vocab_len,
             fields_len,
-            summary,
             policy_fingerprint,
         })
     }
@@ -798,12 +810,6 @@ impl<B: AsRef<[u8]>> ColdDigest<B> {
     /// The underlying bytes.
     pub fn bytes(&self) -> &B {
         &self.bytes
-    }
-
-    /// The session's metadata.
-    #[must_use]
-    pub fn summary(&self) -> &SessionSummary {
-        &self.summary
     }
 
     /// SHA-256 (hex) of the [`Policy`] the digest was built with.

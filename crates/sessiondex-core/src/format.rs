@@ -65,7 +65,10 @@ use crate::error::{Error, ErrorKind, Result};
 ///
 /// 8: the catalog's posting starts are `u32`, and a posting list in most sessions is a
 /// bitmap of every session instead of varint deltas (whichever is smaller).
-pub const FORMAT_VERSION: u32 = 8;
+///
+/// 9: a cold digest no longer holds the session's summary: the catalog's row, the only place
+/// it was read from, is the one copy.
+pub const FORMAT_VERSION: u32 = 9;
 /// Required alignment of the start of a file's bytes in memory.
 pub const ALIGN: usize = 16;
 /// Header length in bytes.
@@ -532,7 +535,7 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::BadMagic);
         assert_eq!(e.code(), "index_corrupt");
         let mut v = copy_aligned(&file);
-        v[4] = 9;
+        v[4] = FORMAT_VERSION as u8 + 1;
         let e = unseal(FileKind::Cold, &v).unwrap_err();
         assert_eq!(e.code(), "index_version_mismatch");
         let e = unseal(FileKind::Cold, &file[..file.len() - 1]).unwrap_err();

@@ -511,8 +511,8 @@ proptest! {
     #[test]
     fn cold_vocabulary_is_the_token_set(records in prop::collection::vec(record(), 0..12), p in policy()) {
         let sel = selection(records);
-        let (bytes, vocabulary) = cold::build_with_vocabulary(&meta("p"), &sel, &p).unwrap();
-        let d = ColdDigest::open(&bytes[..]).unwrap();
+        let b = cold::build_digest(&meta("p"), &sel, &p).unwrap();
+        let (d, vocabulary) = (ColdDigest::open(&b.file[..]).unwrap(), b.vocabulary);
         let mut want = BTreeSet::new();
         for r in &sel.records {
             for part in [p.text(r), p.thinking(r)].into_iter().flatten() {
@@ -529,7 +529,7 @@ proptest! {
         prop_assert_eq!(d.vocabulary_total(), want.len() as u64);
         prop_assert_eq!(d.tuple_count(), sel.records.len());
         check_tuples(&d, &sel.records);
-        prop_assert!(d.summary().coverage.complete);
+        prop_assert!(b.summary.coverage.complete);
     }
 }
 
@@ -579,7 +579,8 @@ fn check_tuples<B: AsRef<[u8]>>(d: &ColdDigest<B>, records: &[Record]) {
 #[test]
 fn cold_sample_digest() {
     let (m, s) = sample();
-    let (bytes, vocabulary) = cold::build_with_vocabulary(&m, &s, &Policy::default()).unwrap();
+    let b = cold::build_digest(&m, &s, &Policy::default()).unwrap();
+    let (bytes, vocabulary) = (&b.file, &b.vocabulary);
     let d = ColdDigest::open(&bytes[..]).unwrap();
     assert!(vocabulary.contains(b"timeout").unwrap());
     assert!(!vocabulary.contains(b"secret").unwrap());
@@ -590,7 +591,7 @@ fn cold_sample_digest() {
         d.field_postings(Field::Tool, "nope").unwrap(),
         Vec::<u32>::new()
     );
-    let sum = d.summary();
+    let sum = &b.summary;
     assert_eq!(sum.cache_bytes, bytes.len() as u64);
     assert_eq!(sum.source_bytes, 4096);
     assert!((sum.cache_source_ratio() - bytes.len() as f64 / 4096.0).abs() < 1e-12);
@@ -663,8 +664,8 @@ fn cold_vocabulary_cap_keeps_exact_prefix() {
             max_cold_vocabulary_bytes: cap,
             ..Policy::default()
         };
-        let (file, vocabulary) = cold::build_with_vocabulary(&m, &s, &p).unwrap();
-        let d = ColdDigest::open(file).unwrap();
+        let b = cold::build_digest(&m, &s, &p).unwrap();
+        let (d, vocabulary) = (ColdDigest::open(&b.file[..]).unwrap(), &b.vocabulary);
         assert_eq!(d.vocabulary_len(), vocabulary.len());
         let got = vocabulary.to_strings().unwrap();
         let mut bytes = 0;
@@ -679,10 +680,10 @@ fn cold_vocabulary_cap_keeps_exact_prefix() {
         assert_eq!(got, want, "cap {cap}");
         let dropped = (all.len() - want.len()) as u64;
         assert_eq!(
-            d.summary().coverage.count("max_cold_vocabulary_bytes"),
+            b.summary.coverage.count("max_cold_vocabulary_bytes"),
             dropped
         );
-        assert_eq!(d.summary().coverage.complete, dropped == 0);
+        assert_eq!(b.summary.coverage.complete, dropped == 0);
         assert_eq!(d.vocabulary_total(), all.len() as u64);
     }
 }
@@ -701,32 +702,33 @@ fn cold_cache_cap_keeps_exact_prefix() {
         })
         .collect();
     let s = selection(records);
-    // The cap bounds the file and the vocabulary the catalog keeps for it.
-    let cost = |(file, v): &(format::Aligned, sessiondex_core::terms::TermList)| {
-        (file.len() + v.as_bytes().len()) as u64
-    };
-    let full_len = cost(&cold::build_with_vocabulary(&m, &s, &Policy::default()).unwrap());
+    // The cap bounds the file and the vocabulary and summary the catalog keeps for it.
+    let cost = |b: &cold::ColdBuild| b.cost().unwrap();
+    let full = cold::build_digest(&m, &s, &Policy::default()).unwrap();
+    let full_len = cost(&full);
+    assert!(full_len > (full.file.len() + full.vocabulary.as_bytes().len()) as u64);
     for cap in [full_len, full_len - 1, full_len / 2, 2500, 1200, 900, 100] {
         let p = Policy {
             max_cold_cache_bytes: cap,
             ..Policy::default()
         };
-        let built = cold::build_with_vocabulary(&m, &s, &p).unwrap();
-        let d = ColdDigest::open(&built.0[..]).unwrap();
-        assert_eq!(d.vocabulary_len(), built.1.len());
-        let cut = d.summary().coverage.count("max_cold_cache_bytes");
+        let built = cold::build_digest(&m, &s, &p).unwrap();
+        let d = ColdDigest::open(&built.file[..]).unwrap();
+        assert_eq!(d.vocabulary_len(), built.vocabulary.len());
+        assert_eq!(built.summary.cache_bytes, built.file.len() as u64);
+        let cut = built.summary.coverage.count("max_cold_cache_bytes");
         if cap >= full_len {
             assert_eq!(cut, 0);
             assert_eq!(d.tuple_count(), 200);
             continue;
         }
         assert!(cut > 0, "cap {cap}");
-        assert!(!d.summary().coverage.complete);
+        assert!(!built.summary.coverage.complete);
         if cost(&built) <= cap {
             // Tuples then vocabulary are exact prefixes.
             check_tuples(&d, &s.records);
             let all: Vec<String> = cold::vocabulary(&s, &p).into_iter().collect();
-            let got = built.1.to_strings().unwrap();
+            let got = built.vocabulary.to_strings().unwrap();
             assert_eq!(got[..], all[..got.len()]);
             if d.tuple_count() > 0 {
                 assert_eq!(got.len(), all.len());
@@ -758,10 +760,7 @@ pub(crate) fn catalog_entry(m: &SessionMeta, s: &Selection, tier: Tier, n: u64) 
             .unwrap()
             .summary()
             .clone(),
-        Tier::Cold => ColdDigest::open(cold::build(m, s, &p).unwrap())
-            .unwrap()
-            .summary()
-            .clone(),
+        Tier::Cold => cold::build_digest(m, s, &p).unwrap().summary,
     };
     CatalogEntry {
         summary,
@@ -797,7 +796,7 @@ fn catalog_lists_sessions_and_merges_vocabularies() {
     for (i, (m, s)) in sessions.iter().enumerate() {
         let tier = if i < 2 { Tier::Hot } else { Tier::Cold };
         let e = catalog_entry(m, s, tier, i as u64);
-        let vocab = (tier == Tier::Cold).then(|| cold::build_with_vocabulary(m, s, &p).unwrap().1);
+        let vocab = (tier == Tier::Cold).then(|| cold::build_digest(m, s, &p).unwrap().vocabulary);
         vocabs.push(
             vocab
                 .as_ref()
@@ -855,8 +854,9 @@ fn catalog_maps_hot_and_cold_terms_ids_and_hot_totals() {
             shards.push((h.entry_count() as u64, h.total_tokens()));
             SessionTerms::of_hot(&h).unwrap()
         } else {
-            let (file, vocabulary) = cold::build_with_vocabulary(&m, &s, &p).unwrap();
-            SessionTerms::of_cold(&ColdDigest::open(file).unwrap(), vocabulary).unwrap()
+            let b = cold::build_digest(&m, &s, &p).unwrap();
+            let d = ColdDigest::open(&b.file[..]).unwrap();
+            SessionTerms::of_cold(&d, &b.summary.session_id, b.vocabulary).unwrap()
         };
         assert!(terms
             .id_keys
@@ -918,11 +918,17 @@ pub(crate) fn sample_files() -> Vec<(FileKind, format::Aligned)> {
         ..Policy::default()
     };
     let hot = hot::build(&m, &s, &p).unwrap();
-    let (cold, vocabulary) = cold::build_with_vocabulary(&m, &s, &p).unwrap();
+    let built = cold::build_digest(&m, &s, &p).unwrap();
+    let (cold, vocabulary) = (built.file, built.vocabulary);
     let mut b = CatalogBuilder::new(Branches::Active);
     b.add_with(
         &catalog_entry(&m, &s, Tier::Cold, 0),
-        SessionTerms::of_cold(&ColdDigest::open(&cold[..]).unwrap(), vocabulary).unwrap(),
+        SessionTerms::of_cold(
+            &ColdDigest::open(&cold[..]).unwrap(),
+            &built.summary.session_id,
+            vocabulary,
+        )
+        .unwrap(),
     )
     .unwrap();
     let cat = b.finish().unwrap();
@@ -1023,14 +1029,15 @@ proptest! {
 fn version_and_schema_mismatch_have_their_code() {
     let (_, file) = sample_files().remove(0);
     let mut v = file.to_vec();
-    v[4] = 9;
+    let other = format::FORMAT_VERSION + 1;
+    v[4] = other as u8;
     let e = HotShard::open(format::aligned(&v).as_ref()).unwrap_err();
     assert_eq!(e.code(), "index_version_mismatch");
     assert_eq!(
         e.kind(),
         sessiondex_core::ErrorKind::VersionMismatch {
             expected: format::FORMAT_VERSION,
-            found: 9
+            found: other
         }
     );
 }

@@ -164,21 +164,22 @@ fn slot(b: Branches) -> usize {
 /// Builds the index file of a read session and its catalog entry.
 fn build(h: &Hydrated, size: u64, tier: Tier, policy: &Policy) -> Result<Built, Error> {
     let ce = |e: sessiondex_core::Error| core_error(&e);
-    let (file, vocabulary) = match tier {
-        Tier::Hot => (hot::build(&h.session.meta, &h.selection, policy), None),
-        Tier::Cold => match cold::build_with_vocabulary(&h.session.meta, &h.selection, policy) {
-            Ok((file, v)) => (Ok(file), Some(Arc::new(v))),
-            Err(e) => (Err(e), None),
-        },
+    let (file, summary, vocabulary) = match tier {
+        Tier::Hot => {
+            let file = hot::build(&h.session.meta, &h.selection, policy).map_err(ce)?;
+            // The summary as stored in the file (caps may have added reasons there).
+            let mut summary = HotShard::open(&file[..])
+                .map(|s| s.summary().clone())
+                .unwrap_or_else(|_| SessionSummary::new(&h.session.meta, &h.selection));
+            summary.cache_bytes = file.len() as u64;
+            (file, summary, None)
+        }
+        // The digest's vocabulary and summary come with it: the file holds neither.
+        Tier::Cold => {
+            let b = cold::build_digest(&h.session.meta, &h.selection, policy).map_err(ce)?;
+            (b.file, b.summary, Some(Arc::new(b.vocabulary)))
+        }
     };
-    let file = file.map_err(ce)?;
-    // The summary as stored in the file (caps may have added reasons there).
-    let mut summary = match tier {
-        Tier::Hot => HotShard::open(&file[..]).map(|s| s.summary().clone()),
-        Tier::Cold => ColdDigest::open(&file[..]).map(|s| s.summary().clone()),
-    }
-    .unwrap_or_else(|_| SessionSummary::new(&h.session.meta, &h.selection));
-    summary.cache_bytes = file.len() as u64;
     let entry = CatalogEntry {
         summary,
         tier,
@@ -340,7 +341,8 @@ impl MemoryIndex {
                             "a cold session without its vocabulary",
                         )
                     })?;
-                    ColdDigest::open(&b.file[..]).and_then(|d| SessionTerms::of_cold(&d, v))
+                    ColdDigest::open(&b.file[..])
+                        .and_then(|d| SessionTerms::of_cold(&d, &b.entry.summary.session_id, v))
                 }
             }
             .map_err(ce)?;

@@ -852,31 +852,29 @@ fn build_index(
     id: SourceIdentityParts<'_>,
 ) -> Result<Built, Error> {
     let ce = |e: sessiondex_core::Error| core_error(&e);
-    // A cold digest's vocabulary comes with it: the file does not hold it.
-    let (kind, built, vocabulary) = match tier {
-        Tier::Hot => (
-            FileKind::Hot,
-            hot::build_with_resume(&session.meta, sel, policy, &resume_blob(session))
-                .map_err(ce)?,
-            None,
-        ),
+    let (kind, built, summary, vocab) = match tier {
+        Tier::Hot => {
+            let built = hot::build_with_resume(&session.meta, sel, policy, &resume_blob(session))
+                .map_err(ce)?;
+            let shard = hot::HotShard::open(&built[..]);
+            // The summary as stored in the file (caps may have added reasons there).
+            let mut summary = shard
+                .as_ref()
+                .map(|s| s.summary().clone())
+                .unwrap_or_else(|_| SessionSummary::new(&session.meta, sel));
+            summary.cache_bytes = built.len() as u64;
+            let vocab = shard.and_then(|h| SessionTerms::of_hot(&h)).ok();
+            (FileKind::Hot, built, summary, vocab)
+        }
         Tier::Cold => {
-            let (file, v) = cold::build_with_vocabulary(&session.meta, sel, policy).map_err(ce)?;
-            (FileKind::Cold, file, Some(v))
+            // The digest's vocabulary and summary come with it: the file holds neither.
+            let b = cold::build_digest(&session.meta, sel, policy).map_err(ce)?;
+            let vocab = cold::ColdDigest::open(&b.file[..])
+                .and_then(|d| SessionTerms::of_cold(&d, &b.summary.session_id, b.vocabulary))
+                .ok();
+            (FileKind::Cold, b.file, b.summary, vocab)
         }
     };
-    // The summary as stored in the file (caps may have added reasons there).
-    let mut summary = match tier {
-        Tier::Hot => hot::HotShard::open(&built[..]).map(|s| s.summary().clone()),
-        Tier::Cold => cold::ColdDigest::open(&built[..]).map(|s| s.summary().clone()),
-    }
-    .unwrap_or_else(|_| SessionSummary::new(&session.meta, sel));
-    summary.cache_bytes = built.len() as u64;
-    let vocab = match vocabulary {
-        Some(v) => cold::ColdDigest::open(&built[..]).and_then(|d| SessionTerms::of_cold(&d, v)),
-        None => hot::HotShard::open(&built[..]).and_then(|h| SessionTerms::of_hot(&h)),
-    }
-    .ok();
     let entry = CatalogEntry {
         summary,
         tier,
