@@ -14,7 +14,7 @@
 //!   coverage reasons (code, count), links (kind, target);
 //! - `terms`: an FST map term -> ordinal into `post_starts` (u32, terms+1), whose ranges in
 //!   `post_bytes` hold the ascending session ordinals, each list as LEB128 varint deltas or,
-//!   where that is smaller, a bitmap of every session ([`write_postings`]); every session's
+//!   where that is smaller, a bitmap of every session (see docs/format.md); every session's
 //!   vocabulary joins it, hot and cold, so a term query opens only the sessions that hold one
 //!   of its terms (and the map is the one copy of a cold session's vocabulary);
 //! - `ids`, `id_post_starts`, `id_post_bytes`: the same for [`id_key`]s of session ids,

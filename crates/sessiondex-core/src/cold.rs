@@ -4,7 +4,7 @@
 //!
 //! - the size of the session's canonical vocabulary: every token ([`crate::for_each_token`])
 //!   of its indexed text under the [`Policy`] (full text, not cut at `max_entry_chars`). The
-//!   terms themselves are not in the file: [`build_with_vocabulary`] returns them as a
+//!   terms themselves are not in the file: [`build_digest`] returns them as a
 //!   front-coded [`TermList`] and the catalog's merged term map is where they are kept (it is
 //!   what cold recall reads). `max_cold_vocabulary_bytes` bounds the sum of the terms' byte
 //!   lengths: the kept terms are an exact prefix of the sorted vocabulary, and the digest says
@@ -446,7 +446,7 @@ fn largest_fitting(
 }
 
 /// Builds a cold digest file from a selection (its vocabulary dropped: see
-/// [`build_with_vocabulary`]).
+/// [`build_digest`]).
 ///
 /// # Errors
 ///

@@ -4,11 +4,11 @@
 //!   vocabularies, so a term found in one is found in the others.
 //! - [`hot::HotShard`]: per-session rkyv archive with bounded entry text, postings and
 //!   structural columns, opened zero-copy from any bytes.
-//! - [`cold::ColdDigest`]: per-session structural tuples, metadata and the size of the
-//!   session's vocabulary (built with it as a front-coded [`terms::TermList`]; the catalog
-//!   keeps the terms).
-//! - [`catalog::Catalog`]: every indexed session plus merged term -> sessions and id key ->
-//!   sessions maps (the merged term map is the one copy of the cold vocabularies).
+//! - [`cold::ColdDigest`]: per-session structural tuples and the size of the session's
+//!   vocabulary (built with it as a front-coded [`terms::TermList`], and with the session's
+//!   summary; the catalog keeps both).
+//! - [`catalog::Catalog`]: every indexed session (its summary) plus merged term -> sessions and
+//!   id key -> sessions maps (the merged term map is the one copy of the cold vocabularies).
 //! - [`bundle`]: one file carrying a whole in-memory index (sources, catalogs, shards).
 //! - [`store::Store`] (feature `fs`): the cache directory, atomic writes, lock, cleanup.
 //!
