@@ -1095,9 +1095,11 @@ fn write_postings(out: &mut Vec<u8>, sessions: &[u32], n: usize) -> Result<()> {
         out.resize(at + bitmap, 0);
         for &s in sessions {
             let s = s as usize;
-            if let Some(b) = out.get_mut(at + s / 8) {
-                *b |= 1 << (s % 8);
-            }
+            let b = out
+                .get_mut(at + s / 8)
+                .filter(|_| s < n)
+                .ok_or_else(|| Error::corrupt("a session past the catalog's"))?;
+            *b |= 1 << (s % 8);
         }
         return Ok(());
     }
@@ -2148,6 +2150,22 @@ mod tests {
             }
         }
         assert!(bitmaps > 10 && varints > 10, "{bitmaps} {varints}");
+        // Any bytes: an error or sessions below `n`, ascending, never a panic.
+        for k in 0..4000 {
+            let n = (next() % 70) as usize + (k % 3) * 500;
+            let len = (next() % 24) as usize;
+            let mut bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            if k % 4 == 0 && !bytes.is_empty() {
+                bytes[0] = 1;
+            }
+            let mut seen: Vec<u32> = Vec::new();
+            if each_posting_in(&bytes, n, |s| seen.push(s)).is_ok() {
+                assert!(seen.iter().all(|&s| (s as usize) < n), "{bytes:?} {n}");
+                if bytes.first() == Some(&1) {
+                    assert!(seen.is_sorted_by(|a, b| a < b), "{bytes:?} {n}");
+                }
+            }
+        }
         // A tie (two bytes either way) stays varints.
         let mut tie = Vec::new();
         write_postings(&mut tie, &[0, 1], 8).unwrap();

@@ -24,9 +24,10 @@
 //! reads it from a digest.
 //!
 //! `max_cold_cache_bytes` bounds the file, its vocabulary's front-coded bytes and its summary's
-//! encoded bytes together (what the session costs the cold tier). Over it, the digest keeps the longest prefix of tuples
-//! that fits, then (when no tuple fits) the longest prefix of the vocabulary, then of files
-//! touched, and says `max_cold_cache_bytes` with the number of items dropped.
+//! encoded bytes together (what the session costs the cold tier, [`ColdBuild::cost`]). Over
+//! it, the digest keeps the longest prefix of tuples that fits, then (when no tuple fits) the
+//! longest prefix of the vocabulary, then of files touched, and says `max_cold_cache_bytes`
+//! with the number of items dropped.
 //!
 //! The vocabulary and the field keys are read in order only (the catalog's merged maps answer
 //! term lookups at query time; a digest has a few dozen field keys), so they are front-coded
@@ -445,7 +446,7 @@ fn largest_fitting(
     Ok(Some(lo))
 }
 
-/// Builds a cold digest file from a selection (its vocabulary dropped: see
+/// Builds a cold digest file from a selection (its vocabulary and summary dropped: see
 /// [`build_digest`]).
 ///
 /// # Errors
