@@ -28,7 +28,7 @@ use crate::index::{core_error, Bytes, Index, Resolved, SessionTotals, COLD};
 use crate::regex::{CompiledRegex, HaystackBudget, RegexLimits};
 use crate::request::{
     json_len, reason, Call, Coverage, ExpandRequest, Hit, HitKind, Page, QueryMatch, QueryMode,
-    RecallRequest, Scope, StructuralEntry, ValidRecall,
+    RecallRequest, Scope, SessionRecalls, StructuralEntry, ValidRecall,
 };
 use crate::snippet::{snippet, SnippetOptions};
 
@@ -710,6 +710,11 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
 /// counted as every session not visited is, and a document for each term it holds) is
 /// added here from the catalog's lists, so it is not visited. Hot candidates stay: their
 /// entries holding one term count in that term's document frequency.
+///
+/// Costs the lists' lengths, not the catalog's: the sessions holding every term are the
+/// lists' intersection, each list is walked beside it once, and the lists kept for the cold
+/// notes ([`cold_terms`]) become the cold sessions of the intersection, the only ones whose
+/// notes are read.
 fn narrow_all(s: &mut Search<'_>, index: &Index, cands: &mut [bool]) {
     let (Some(lists), Matcher::Terms { fuzzy: false, .. }) = (&s.term_sessions, &s.matcher) else {
         return;
@@ -718,31 +723,31 @@ fn narrow_all(s: &mut Search<'_>, index: &Index, cands: &mut [bool]) {
         return;
     }
     let flags = index.session_flags();
-    let cold = |i: usize| flags.get(i).is_some_and(|f| f & COLD != 0);
-    let mut held = vec![0u16; cands.len()];
-    for list in lists {
-        for &i in list {
-            if let Some(h) = held.get_mut(i as usize) {
-                *h = h.saturating_add(1);
-            }
-        }
-    }
-    let every = u16::try_from(lists.len()).unwrap_or(u16::MAX);
-    for (i, (c, &h)) in cands.iter_mut().zip(&held).enumerate() {
-        if *c && h < every && cold(i) {
-            *c = false;
-        }
+    let n = cands.len();
+    let cold = |i: u32| (i as usize) < n && flags.get(i as usize).is_some_and(|f| f & COLD != 0);
+    let mut every = lists[0].clone();
+    for list in &lists[1..] {
+        every = intersect_sorted(&every, list);
     }
     for (g, list) in lists.iter().enumerate() {
-        let dropped = list
-            .iter()
-            .map(|&i| i as usize)
-            .filter(|&i| i < cands.len() && !cands[i] && cold(i))
-            .count() as u64;
+        let mut at = 0;
+        let mut dropped = 0u64;
+        for &i in list {
+            while every.get(at).is_some_and(|&x| x < i) {
+                at += 1;
+            }
+            if every.get(at) != Some(&i) && cold(i) {
+                cands[i as usize] = false;
+                dropped += 1;
+            }
+        }
         if let Some(df) = s.cold_df.get_mut(g) {
             *df += dropped;
         }
     }
+    every.retain(|&i| cold(i));
+    let k = lists.len();
+    s.term_sessions = Some(vec![every; k]);
 }
 
 /// Per catalog session: whether it holds an id with the query's key, so its entries must be
@@ -2528,7 +2533,20 @@ pub fn recall(
     let mut exact = false;
     // A page hit whose digest was left for later and is gone.
     let mut digest_missing = false;
-    for &(score, slot_k, entry, item) in items.iter().skip(offset).take(v.page_size as usize) {
+    // The `follow` calls of the page's cold session hits (the request without what names a
+    // place in one session), serialized once.
+    let page = || items.iter().skip(offset).take(v.page_size as usize);
+    let cold_follow = if page().any(|it| matches!(it.3, Item::Cold(_))) {
+        Some(SessionRecalls::new(&RecallRequest {
+            cwd: None,
+            entry_range: None,
+            offset: None,
+            ..req.clone()
+        })?)
+    } else {
+        None
+    };
+    for &(score, slot_k, entry, item) in page() {
         let slot = &slots[slot_k];
         let hit = match item {
             Item::Entry => {
@@ -2621,15 +2639,10 @@ pub fn recall(
                     },
                     _ => Vec::new(),
                 };
-                let follow = Call::recall(&RecallRequest {
-                    scope: Some(Scope::Explicit(slot.file().to_string())),
-                    cwd: None,
-                    entry_range: None,
-                    offset: None,
-                    source_hash: Some(slot.source_hash().to_string()),
-                    lineage_fingerprint: Some(slot.lineage().to_string()),
-                    ..req.clone()
-                })?;
+                let follow = match &cold_follow {
+                    Some(f) => f.call(slot.file(), slot.source_hash(), slot.lineage()),
+                    None => continue,
+                };
                 Hit {
                     matched_terms: s.cold_terms.terms(&c.notes()),
                     matched_structural_entries: structural,

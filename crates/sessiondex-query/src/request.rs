@@ -878,6 +878,59 @@ impl Call {
     }
 }
 
+/// The `recall` calls that run one request over one session each (the `follow` of a session
+/// hit): [`Call::recall`] of the request with its `scope`, `sourceHash` and
+/// `lineageFingerprint` set to the session's, built from one serialization of the rest of the
+/// request instead of one per hit.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionRecalls {
+    base: serde_json::Map<String, Value>,
+}
+
+impl SessionRecalls {
+    /// The calls of `req` (its own scope and hashes are replaced by each session's).
+    ///
+    /// # Errors
+    ///
+    /// `invalid_request` if the request does not serialize (it always does).
+    pub(crate) fn new(req: &RecallRequest) -> Result<SessionRecalls, Error> {
+        let rest = RecallRequest {
+            scope: None,
+            source_hash: None,
+            lineage_fingerprint: None,
+            ..req.clone()
+        };
+        match serde_json::to_value(&rest).map_err(|e| shape_error(&e))? {
+            Value::Object(base) => Ok(SessionRecalls { base }),
+            _ => Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "invalid request: it does not serialize as an object",
+            )),
+        }
+    }
+
+    /// The call over the session of `file` at `source_hash` and `lineage`.
+    pub(crate) fn call(&self, file: &str, source_hash: &str, lineage: &str) -> Call {
+        let mut args = self.base.clone();
+        args.insert(
+            "scope".to_owned(),
+            Value::String(Scope::Explicit(file.to_owned()).to_string()),
+        );
+        args.insert(
+            "sourceHash".to_owned(),
+            Value::String(source_hash.to_owned()),
+        );
+        args.insert(
+            "lineageFingerprint".to_owned(),
+            Value::String(lineage.to_owned()),
+        );
+        Call {
+            reference: CallRef::Recall.as_str().to_owned(),
+            args: Value::Object(args),
+        }
+    }
+}
+
 /// Stable coverage reason codes produced by the query engine (index and source readers add
 /// their own: `max_entry_chars`, `duplicate_entry_id`, ...).
 pub mod reason {
@@ -1467,6 +1520,39 @@ mod tests {
             code(ok(json!({"session": "s", "indices": [1], "x": 0}))),
             ErrorCode::InvalidRequest
         );
+    }
+
+    /// A session's recall call built from the one serialization of its request is the call
+    /// [`Call::recall`] gives for the request with that session's scope and hashes, whatever
+    /// fields the request sets (its own scope and hashes replaced).
+    #[test]
+    fn session_recalls_are_the_calls_of_the_narrowed_request() {
+        let every: RecallRequest = serde_json::from_value(json!({
+            "query": "flaky timeout", "queryMode": "phrase", "queryMatch": "all",
+            "scope": "global", "cwd": "/w", "branches": "all", "role": "tool",
+            "tool": "bash", "ref": "r", "provider": "p", "action": "a", "outcome": "failed",
+            "since": "2026-01-01", "until": "2026-12-01", "entryRange": [1, 2],
+            "pageSize": 7, "offset": 20, "sourceHash": "old", "lineageFingerprint": "old",
+            "in": ["text", "tool_output"]
+        }))
+        .unwrap();
+        for req in [every, RecallRequest::default()] {
+            let calls = SessionRecalls::new(&req).unwrap();
+            for (file, hash, lineage) in [("/s/a b.jsonl", "00ff", "11"), ("c\"\n", "", "x")] {
+                let want = Call::recall(&RecallRequest {
+                    scope: Some(Scope::Explicit(file.to_owned())),
+                    source_hash: Some(hash.to_owned()),
+                    lineage_fingerprint: Some(lineage.to_owned()),
+                    ..req.clone()
+                })
+                .unwrap();
+                assert_eq!(calls.call(file, hash, lineage), want);
+                assert_eq!(
+                    serde_json::to_string(&calls.call(file, hash, lineage)).unwrap(),
+                    serde_json::to_string(&want).unwrap()
+                );
+            }
+        }
     }
 
     #[test]
