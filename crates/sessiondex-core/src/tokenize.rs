@@ -104,6 +104,20 @@ pub fn is_ascii_term_byte(b: u8) -> bool {
     ASCII_TERM[usize::from(b)]
 }
 
+/// Whether the character at byte `i` of `s` is a term character, and its width in bytes: an
+/// ASCII byte by the table, any other character decoded. `None` past the end or inside a
+/// character.
+#[must_use]
+#[inline]
+pub fn term_char_at(s: &str, i: usize) -> Option<(bool, usize)> {
+    let b = *s.as_bytes().get(i)?;
+    if b < 0x80 {
+        return Some((is_ascii_term_byte(b), 1));
+    }
+    let c = s.get(i..)?.chars().next()?;
+    Some((is_term_char(c), c.len_utf8()))
+}
+
 /// Bytes `lo..=hi` of an ASCII word (every byte below 0x80), as their high bits: a byte plus
 /// `0x80 - lo` carries into its high bit exactly when it is at least `lo`, and never into
 /// the next byte.
@@ -220,6 +234,15 @@ fn emit_lowered(lower: &mut String, piece: &str, f: &mut dyn FnMut(&str)) {
 /// [`for_each_token`] of any text: ASCII bytes classified by the table, other characters
 /// decoded one at a time.
 fn general_tokens(text: &str, mut f: impl FnMut(&str)) {
+    general_tokens_until(text, |t| {
+        f(t);
+        false
+    });
+}
+
+/// [`general_tokens`], stopping at the first term for which `f` answers true; whether it
+/// did.
+fn general_tokens_until(text: &str, mut f: impl FnMut(&str) -> bool) -> bool {
     let normalized = nfkc(text);
     let s: &str = &normalized;
     let b = s.as_bytes();
@@ -227,22 +250,19 @@ fn general_tokens(text: &str, mut f: impl FnMut(&str)) {
     // The term being read: where it starts, and whether it is lowercase ASCII so far.
     let mut start: Option<usize> = None;
     let mut plain = true;
-    let mut emit = |piece: &str, plain: bool, f: &mut dyn FnMut(&str)| {
+    let mut emit = |piece: &str, plain: bool, f: &mut dyn FnMut(&str) -> bool| {
         if plain {
-            f(piece);
+            f(piece)
         } else {
-            emit_lowered(&mut lower, piece, f);
+            let mut stop = false;
+            emit_lowered(&mut lower, piece, &mut |t| stop = f(t));
+            stop
         }
     };
     let mut i = 0;
     while let Some(&c) = b.get(i) {
-        let (term, width) = if c < 0x80 {
-            (is_ascii_term_byte(c), 1)
-        } else {
-            match s.get(i..).and_then(|t| t.chars().next()) {
-                Some(ch) => (is_term_char(ch), ch.len_utf8()),
-                None => break,
-            }
+        let Some((term, width)) = term_char_at(s, i) else {
+            break;
         };
         if term {
             if start.is_none() {
@@ -251,13 +271,27 @@ fn general_tokens(text: &str, mut f: impl FnMut(&str)) {
             }
             plain &= c < 0x80 && !c.is_ascii_uppercase();
         } else if let Some(st) = start.take() {
-            emit(s.get(st..i).unwrap_or_default(), plain, &mut f);
+            if emit(s.get(st..i).unwrap_or_default(), plain, &mut f) {
+                return true;
+            }
         }
         i += width;
     }
     if let Some(st) = start {
-        emit(s.get(st..).unwrap_or_default(), plain, &mut f);
+        return emit(s.get(st..).unwrap_or_default(), plain, &mut f);
     }
+    false
+}
+
+/// Whether `pred` holds for one of the canonical terms of `text` (those of
+/// [`for_each_token`], in order), asked until it does: a term found early ends the pass.
+pub fn any_token(text: &str, mut pred: impl FnMut(&str) -> bool) -> bool {
+    if text.is_ascii() {
+        let mut hit = false;
+        ascii_tokens(text, |t| hit = hit || pred(t));
+        return hit;
+    }
+    general_tokens_until(text, pred)
 }
 
 /// [`general_tokens`] a char at a time everywhere (what it was before it read ASCII
@@ -361,6 +395,28 @@ mod tests {
             if matches!(got, Cow::Borrowed(_)) {
                 proptest::prop_assert_eq!(&text, &want);
             }
+        }
+
+        /// `any_token` answers whether a term of the text passes, asking each term in order
+        /// and none after the first that passes, on ASCII and mixed text.
+        #[test]
+        fn any_token_asks_the_terms_up_to_the_first_that_passes(
+            parts in proptest::collection::vec(proptest::sample::select(PIECES), 0..24),
+            pick in 0usize..6,
+        ) {
+            let text: String = parts.concat();
+            let terms = tokenize(&text);
+            // A term of the text (when it has one), or one it cannot hold.
+            let want_term = terms.get(pick).cloned().unwrap_or_else(|| "#".to_owned());
+            let mut asked = Vec::new();
+            let hit = any_token(&text, |t| {
+                asked.push(t.to_owned());
+                t == want_term
+            });
+            let first = terms.iter().position(|t| *t == want_term);
+            proptest::prop_assert_eq!(hit, first.is_some());
+            let upto = first.map_or(terms.len(), |k| k + 1);
+            proptest::prop_assert_eq!(&asked[..], &terms[..upto]);
         }
 
         /// The general path reading ASCII bytes as bytes gives the terms it gave a char at a

@@ -56,7 +56,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use sessiondex_core::tokenize::{for_each_token, is_ascii_term_byte, nfkc};
+use sessiondex_core::tokenize::{for_each_token, is_ascii_term_byte, nfkc, term_char_at};
 use sessiondex_source::TextClass;
 
 use crate::request::QueryMatch;
@@ -867,34 +867,50 @@ pub(crate) fn is_ascii_term(run: &[u8], terms: &[String]) -> bool {
     })
 }
 
-/// [`term_spans`] of any text, a character at a time.
+/// [`term_spans`] of any text: runs of term characters in the original text, ASCII bytes
+/// classified by the table and other characters decoded one at a time. A run of ASCII bytes
+/// is one token, lowered (compared as [`term_spans`] compares ASCII text); the canonical
+/// tokens of any other run are compared with the query terms. Most runs of a text that is
+/// not all ASCII are, and each then costs a comparison instead of a tokenizer call.
 fn term_spans_general(text: &str, terms: &QueryTerms, max: usize) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
     let mut out = Vec::new();
-    // Token boundaries in the original text: runs of term characters. Each run's canonical
-    // token is compared with the query terms.
-    let mut start: Option<usize> = None;
-    let check = |s: usize, e: usize, out: &mut Vec<Range<usize>>| {
-        let mut hit = false;
-        for_each_token(&text[s..e], |t| hit |= terms.position(t).is_some());
+    let check = |s: usize, e: usize, ascii: bool, out: &mut Vec<Range<usize>>| {
+        let hit = if ascii {
+            is_ascii_term(&bytes[s..e], terms.terms())
+        } else {
+            let mut hit = false;
+            for_each_token(&text[s..e], |t| hit |= terms.position(t).is_some());
+            hit
+        };
         if hit && out.len() < max {
             out.push(s..e);
         }
     };
-    for (i, c) in text.char_indices() {
-        let term_char = c == '_'
-            || c.is_alphanumeric()
-            || (!c.is_ascii() && unicode_normalization::char::is_combining_mark(c));
+    // The run being read: where it starts, and whether it is ASCII so far.
+    let mut start: Option<usize> = None;
+    let mut ascii = true;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let Some((term_char, width)) = term_char_at(text, i) else {
+            break;
+        };
         if term_char {
-            start.get_or_insert(i);
+            if start.is_none() {
+                start = Some(i);
+                ascii = true;
+            }
+            ascii &= b < 0x80;
         } else if let Some(s) = start.take() {
-            check(s, i, &mut out);
+            check(s, i, ascii, &mut out);
             if out.len() >= max {
                 return out;
             }
         }
+        i += width;
     }
     if let Some(s) = start {
-        check(s, text.len(), &mut out);
+        check(s, text.len(), ascii, &mut out);
     }
     out
 }
@@ -1166,6 +1182,67 @@ mod tests {
         assert!(term_spans(t, &QueryTerms::default(), 5).is_empty());
         let t = "ＦＯＯ!";
         assert_eq!(term_spans(t, &q, 5), [0..t.len() - 1]);
+    }
+
+    /// [`term_spans_general`] as it was, a character at a time with a tokenizer call per run.
+    fn term_spans_reference(text: &str, terms: &QueryTerms, max: usize) -> Vec<Range<usize>> {
+        let mut out = Vec::new();
+        let mut start: Option<usize> = None;
+        let check = |s: usize, e: usize, out: &mut Vec<Range<usize>>| {
+            let mut hit = false;
+            for_each_token(&text[s..e], |t| hit |= terms.position(t).is_some());
+            if hit && out.len() < max {
+                out.push(s..e);
+            }
+        };
+        for (i, c) in text.char_indices() {
+            let term_char = c == '_'
+                || c.is_alphanumeric()
+                || (!c.is_ascii() && unicode_normalization::char::is_combining_mark(c));
+            if term_char {
+                start.get_or_insert(i);
+            } else if let Some(s) = start.take() {
+                check(s, i, &mut out);
+                if out.len() >= max {
+                    return out;
+                }
+            }
+        }
+        if let Some(s) = start {
+            check(s, text.len(), &mut out);
+        }
+        out
+    }
+
+    /// Text that is not all ASCII: the run-by-byte path gives the spans the character path
+    /// gave, at every cap, over ASCII runs, accented and decomposed letters, full-width and
+    /// compatibility characters, and separators of both kinds.
+    #[test]
+    fn general_term_spans_equal_the_character_path() {
+        let alphabet: Vec<char> = "aAbB9_ .-\néÉe\u{301}ｆＦ①ﬁ™→ßẞİı中".chars().collect();
+        let q = QueryTerms::from_terms(
+            [
+                "ab", "b9", "é", "f", "1", "fi", "ss", "中", "a_b", "i\u{307}",
+            ]
+            .map(String::from),
+        );
+        let mut x = 0x5851_f42d_4c95_7f2du64;
+        for len in 0..400 {
+            let mut text = String::new();
+            for _ in 0..len % 40 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                text.push(alphabet[(x % alphabet.len() as u64) as usize]);
+            }
+            for max in [1, 2, 5, 64] {
+                assert_eq!(
+                    term_spans_general(&text, &q, max),
+                    term_spans_reference(&text, &q, max),
+                    "{text:?} max {max}"
+                );
+            }
+        }
     }
 
     /// ASCII text takes the run-by-byte path; the character-at-a-time path gives the same

@@ -9,7 +9,7 @@
 //! cut at `maxEntryChars`) are attributed to the cut part(s).
 
 use sessiondex_core::hot::{HotEntry, FLAG_TEXT_TRUNCATED, FLAG_THINKING_TRUNCATED};
-use sessiondex_core::tokenize::for_each_token;
+use sessiondex_core::tokenize::{any_token, for_each_token};
 
 use crate::request::FieldGroup;
 
@@ -221,11 +221,8 @@ pub fn has_any_term(text: &str, terms: &[String]) -> bool {
         return crate::bm25::ascii_runs(bytes)
             .any(|r| crate::bm25::is_ascii_term(&bytes[r], terms));
     }
-    let mut hit = false;
-    if !text.is_empty() && !terms.is_empty() {
-        for_each_token(text, |t| hit |= terms.iter().any(|x| x == t));
-    }
-    hit
+    // The first of its terms that is one answers.
+    !terms.is_empty() && any_token(text, |t| terms.iter().any(|x| x == t))
 }
 
 #[cfg(test)]
