@@ -2234,7 +2234,9 @@ pub fn recall(
             // index are skipped, and their entries would only miss the cache.
             let flags = index.session_flags();
             let rank = index.newest_rank();
-            let mut cold_slots: Vec<usize> = Vec::new();
+            // At most every session listed (grown one push at a time, a common term's 4,000
+            // were copied twice over).
+            let mut cold_slots: Vec<usize> = Vec::with_capacity(list.len());
             let budget = digest_budget();
             for i in list {
                 let f = flags.get(i).copied().unwrap_or(0);
@@ -2349,6 +2351,7 @@ pub fn recall(
             }
         }
         s.cold_terms = cold_terms(&mut s, index)?;
+        s.colds.reserve(slots.iter().filter(|sl| sl.cold).count());
         let structural = has_structural(&v);
         // Whether a cold candidate was kept (and one of them only partly inside the time
         // bounds): the reasons that say what a cold candidate leaves unproven are added once.
