@@ -13,7 +13,7 @@
 //!   checked on an entry's stored text with the canonical tokenizer.
 
 use memchr::memmem::Finder;
-use sessiondex_core::tokenize::{for_each_token, is_ascii_term_byte, tokenize};
+use sessiondex_core::tokenize::{any_token, is_ascii_term_byte, tokenize};
 
 /// Shortest query tried as an exact id.
 pub const MIN_ID_CHARS: usize = 6;
@@ -171,11 +171,8 @@ fn contains_sequence_general(text: &str, seq: &[String]) -> bool {
     }
     let done = 1u64 << (k - 1);
     let mut state = 0u64;
-    let mut found = false;
-    for_each_token(text, |t| {
-        if found {
-            return;
-        }
+    // The tokens are read up to the one that ends the sequence.
+    any_token(text, |t| {
         let mut m = 0u64;
         for (j, term) in seq.iter().enumerate() {
             if term.as_str() == t {
@@ -183,9 +180,8 @@ fn contains_sequence_general(text: &str, seq: &[String]) -> bool {
             }
         }
         state = ((state << 1) | 1) & m;
-        found = state & done != 0;
-    });
-    found
+        state & done != 0
+    })
 }
 
 /// [`contains_sequence_general`] with a window of the last tokens: any number of terms.
@@ -193,11 +189,7 @@ fn contains_sequence_window(text: &str, seq: &[String]) -> bool {
     let k = seq.len();
     let mut window: std::collections::VecDeque<String> =
         std::collections::VecDeque::with_capacity(k);
-    let mut found = false;
-    for_each_token(text, |t| {
-        if found {
-            return;
-        }
+    any_token(text, |t| {
         // The oldest token's string is reused: no allocation per token once the window is full.
         let mut slot = if window.len() == k {
             window.pop_front().unwrap_or_default()
@@ -207,9 +199,8 @@ fn contains_sequence_window(text: &str, seq: &[String]) -> bool {
         slot.clear();
         slot.push_str(t);
         window.push_back(slot);
-        found = window.len() == k && window.iter().zip(seq).all(|(a, b)| a == b);
-    });
-    found
+        window.len() == k && window.iter().zip(seq).all(|(a, b)| a == b)
+    })
 }
 
 #[cfg(test)]
@@ -280,5 +271,32 @@ mod tests {
             }
         }
         assert!(hits > 10_000, "{hits}");
+    }
+
+    /// Text that is not all ASCII: both token paths (which stop at the token that ends the
+    /// sequence) answer what a look at every window of the text's tokens answers.
+    #[test]
+    fn general_sequences_are_the_token_windows() {
+        let symbols = ["a", "É", "b", "é", "\u{301}", " ", "ﬁ", "Ａ", "中", "-"];
+        let texts = crate::test_util::strings_over(&symbols, 4);
+        let terms = ["a", "b", "é", "fi", "中", "ab"];
+        let mut seqs: Vec<Vec<String>> = Vec::new();
+        for x in terms {
+            seqs.push(vec![x.into()]);
+            for y in terms {
+                seqs.push(vec![x.into(), y.into()]);
+            }
+        }
+        let mut hits = 0;
+        for t in &texts {
+            let tokens = tokenize(t);
+            for q in &seqs {
+                let want = tokens.windows(q.len()).any(|w| w == q.as_slice());
+                assert_eq!(contains_sequence_general(t, q), want, "{t:?} {q:?}");
+                assert_eq!(contains_sequence_window(t, q), want, "{t:?} {q:?}");
+                hits += usize::from(want);
+            }
+        }
+        assert!(hits > 1_000, "{hits}");
     }
 }
