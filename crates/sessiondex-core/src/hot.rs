@@ -740,12 +740,16 @@ impl<B: AsRef<[u8]>> HotShard<B> {
         if span.end > self.cols.post_entries.len() {
             return Err(missing());
         }
+        // The list's bytes in each column, sliced once: each posting is then two reads of
+        // four bytes, no offset arithmetic or range check of its own.
+        let slice = |col: Col| {
+            col.raw(self.base(), 4)
+                .and_then(|b| b.get(span.start * 4..span.end * 4))
+                .ok_or_else(missing)
+        };
         Ok(Postings {
-            base: self.base(),
-            entries: self.cols.post_entries,
-            tfs: self.cols.post_tf,
-            at: span.start,
-            end: span.end,
+            entries: slice(self.cols.post_entries)?.chunks_exact(4),
+            tfs: slice(self.cols.post_tf)?.chunks_exact(4),
         })
     }
 
@@ -758,11 +762,8 @@ impl<B: AsRef<[u8]>> HotShard<B> {
         match self.terms()?.get(term) {
             Some(ord) => self.postings_at(ord),
             None => Ok(Postings {
-                base: self.base(),
-                entries: self.cols.post_entries,
-                tfs: self.cols.post_tf,
-                at: 0,
-                end: 0,
+                entries: [].chunks_exact(4),
+                tfs: [].chunks_exact(4),
             }),
         }
     }
@@ -789,24 +790,23 @@ pub struct Posting {
 /// The postings of one term, ascending by entry.
 #[derive(Debug, Clone)]
 pub struct Postings<'a> {
-    base: &'a [u8],
-    entries: Col,
-    tfs: Col,
-    at: usize,
-    end: usize,
+    /// The entry ordinals left, four bytes each.
+    entries: std::slice::ChunksExact<'a, u8>,
+    /// Their term frequencies, four bytes each.
+    tfs: std::slice::ChunksExact<'a, u8>,
 }
 
 impl Postings<'_> {
     /// Postings left.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.end - self.at
+        self.entries.len().min(self.tfs.len())
     }
 
     /// True when no postings are left.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.at == self.end
+        self.len() == 0
     }
 }
 
@@ -814,15 +814,10 @@ impl Iterator for Postings<'_> {
     type Item = Posting;
 
     fn next(&mut self) -> Option<Posting> {
-        if self.at >= self.end {
-            return None;
-        }
-        let p = Posting {
-            entry: self.entries.u32(self.base, self.at)?,
-            tf: self.tfs.u32(self.base, self.at)?,
-        };
-        self.at += 1;
-        Some(p)
+        let word = |b: &[u8]| b.try_into().ok().map(u32::from_le_bytes);
+        let entry = word(self.entries.next()?)?;
+        let tf = word(self.tfs.next()?)?;
+        Some(Posting { entry, tf })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -1302,7 +1302,13 @@ impl Search<'_> {
                         // entries, in order, each with its frequency; no triples to sort and
                         // group. With filters the triples' pass, which keeps only entries the
                         // mask holds, was the faster.
-                        let mut postings = shard.postings(term).map_err(ce)?.peekable();
+                        let postings = shard.postings(term).map_err(ce)?;
+                        // At most an entry per posting, within the budget (grown a push at a
+                        // time, a common term's thousands were copied over and over).
+                        let room = CANDIDATE_ENTRY_BUDGET.saturating_sub(self.entries.len());
+                        self.entries.reserve(postings.len().min(room));
+                        self.entry_tfs.reserve(postings.len().min(room));
+                        let mut postings = postings.peekable();
                         if !shared || postings.peek().is_some() {
                             self.highlight.insert(term.clone());
                         }
