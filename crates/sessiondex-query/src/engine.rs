@@ -2467,7 +2467,10 @@ pub fn recall(
         Vec::with_capacity(s.entries.len() + s.colds.len());
     let idf: Vec<f32> = df.iter().map(|&d| bm.idf(d)).collect();
     items.extend(s.entries.iter().map(|c| {
-        let score = if lexical {
+        let score = if let (true, &[idf]) = (lexical, idf.as_slice()) {
+            let tf = entry_tf(&s.entry_tfs, c).first().copied().unwrap_or(0);
+            bm.score_one(c.weight, c.len, tf, idf)
+        } else if lexical {
             bm.score_idf(
                 c.weight,
                 c.len,
