@@ -1151,8 +1151,6 @@ impl Hit {
 /// The length of `s` as a JSON string: its quotes, and each byte as serde_json writes it
 /// (`\"`, `\\` and the short control escapes take two bytes, other control characters six).
 pub(crate) fn json_str_len(s: &str) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     fn extra(b: u8) -> usize {
         match b {
             b'"' | b'\\' | b'\x08' | b'\x0c' | b'\n' | b'\r' | b'\t' => 1,
@@ -1161,24 +1159,15 @@ pub(crate) fn json_str_len(s: &str) -> usize {
         }
     }
     let bytes = s.as_bytes();
-    let mut escapes = 0;
-    let mut words = bytes.chunks_exact(8);
-    for w8 in &mut words {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(w8);
-        let w = u64::from_le_bytes(b);
-        // A high bit per byte below 0x20, or equal to `"` or `\\` (a borrow may mark a
-        // byte after a marked one too: then the bytes are only looked at one by one).
-        let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-        let marked = (w.wrapping_sub(ONES * 0x20) & !w & HIGH)
-            | zero(w ^ (ONES * u64::from(b'"')))
-            | zero(w ^ (ONES * u64::from(b'\\')));
-        if marked != 0 {
-            escapes += w8.iter().map(|&b| extra(b)).sum::<usize>();
-        }
+    // Most strings need no escape: one pass that the compiler runs many bytes at a time
+    // tells, and only a string that needs some is looked at a byte at a time.
+    let marked = bytes.iter().fold(0u8, |any, &b| {
+        any | u8::from(b < 0x20 || b == b'"' || b == b'\\')
+    });
+    if marked == 0 {
+        return 2 + bytes.len();
     }
-    escapes += words.remainder().iter().map(|&b| extra(b)).sum::<usize>();
-    2 + bytes.len() + escapes
+    2 + bytes.len() + bytes.iter().map(|&b| extra(b)).sum::<usize>()
 }
 
 /// At least the length of `v` as compact JSON: strings exact, numbers exact.
