@@ -742,9 +742,11 @@ impl<B: AsRef<[u8]>> HotShard<B> {
         }
         // The list's bytes in each column, sliced once: each posting is then two reads of
         // four bytes, no offset arithmetic or range check of its own.
+        let bytes = span.start.checked_mul(4).zip(span.end.checked_mul(4));
         let slice = |col: Col| {
             col.raw(self.base(), 4)
-                .and_then(|b| b.get(span.start * 4..span.end * 4))
+                .zip(bytes)
+                .and_then(|(b, (start, end))| b.get(start..end))
                 .ok_or_else(missing)
         };
         Ok(Postings {

@@ -2546,19 +2546,9 @@ pub fn recall(
     // A page hit whose digest was left for later and is gone.
     let mut digest_missing = false;
     // The `follow` calls of the page's cold session hits (the request without what names a
-    // place in one session), serialized once.
-    let page = || items.iter().skip(offset).take(v.page_size as usize);
-    let cold_follow = if page().any(|it| matches!(it.3, Item::Cold(_))) {
-        Some(SessionRecalls::new(&RecallRequest {
-            cwd: None,
-            entry_range: None,
-            offset: None,
-            ..req.clone()
-        })?)
-    } else {
-        None
-    };
-    for &(score, slot_k, entry, item) in page() {
+    // place in one session), serialized once, for the first of them.
+    let cold_follow: std::cell::OnceCell<SessionRecalls> = std::cell::OnceCell::new();
+    for &(score, slot_k, entry, item) in items.iter().skip(offset).take(v.page_size as usize) {
         let slot = &slots[slot_k];
         let hit = match item {
             Item::Entry => {
@@ -2651,10 +2641,19 @@ pub fn recall(
                     },
                     _ => Vec::new(),
                 };
-                let follow = match &cold_follow {
-                    Some(f) => f.call(slot.file(), slot.source_hash(), slot.lineage()),
-                    None => continue,
+                let calls = match cold_follow.get() {
+                    Some(calls) => calls,
+                    None => {
+                        let calls = SessionRecalls::new(&RecallRequest {
+                            cwd: None,
+                            entry_range: None,
+                            offset: None,
+                            ..req.clone()
+                        })?;
+                        cold_follow.get_or_init(|| calls)
+                    }
                 };
+                let follow = calls.call(slot.file(), slot.source_hash(), slot.lineage());
                 Hit {
                     matched_terms: s.cold_terms.terms(&c.notes()),
                     matched_structural_entries: structural,
