@@ -110,6 +110,7 @@ pub fn run_system(
     let t = Instant::now();
     sys.build(corpus, work)?;
     let build_seconds = t.elapsed().as_secs_f64();
+    sys.after_build()?;
     let index_bytes = sys.index_bytes(work);
     let mut per_class: BTreeMap<String, (Vec<f64>, u64)> = BTreeMap::new();
     let mut query_hits = BTreeMap::new();

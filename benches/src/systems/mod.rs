@@ -23,6 +23,16 @@ pub trait System {
     /// When reading or indexing fails.
     fn build(&mut self, corpus: &Path, work: &Path) -> anyhow::Result<()>;
 
+    /// Work after the build that is measured on its own, outside `buildSeconds`
+    /// (sessiondex: the no-op sync).
+    ///
+    /// # Errors
+    ///
+    /// When that work fails.
+    fn after_build(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
     /// Bytes of the index on disk.
     fn index_bytes(&self, work: &Path) -> u64 {
         dir_bytes(work)
