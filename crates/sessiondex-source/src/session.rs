@@ -85,6 +85,69 @@ impl Session {
     /// (`missing_parent`). `all` keeps every record in file order.
     #[must_use]
     pub fn select(&self, branches: Branches) -> Selection {
+        let (order, coverage, fingerprint) = self.selected(branches);
+        let records = order.iter().map(|&i| self.records[i].clone()).collect();
+        self.selection(branches, records, coverage, fingerprint)
+    }
+
+    /// [`Session::select`], moving each selected record's `text` and `thinking` into the
+    /// selection instead of copying them: the session's selected records are left without
+    /// them. For a reader that builds from the selection and keeps the session only for its
+    /// other fields (the index build).
+    #[must_use]
+    pub fn select_taking_text(&mut self, branches: Branches) -> Selection {
+        let (order, coverage, fingerprint) = self.selected(branches);
+        let records = self.take_records(&order);
+        self.selection(branches, records, coverage, fingerprint)
+    }
+
+    /// The records at `order`, each with its texts moved out of the session. The positions
+    /// a selection walks are distinct; should one come twice, the second is a copy of the first.
+    fn take_records(&mut self, order: &[usize]) -> Vec<Record> {
+        let mut placed = vec![usize::MAX; self.records.len()];
+        let mut records: Vec<Record> = Vec::with_capacity(order.len());
+        for &i in order {
+            if let Some(&at) = placed.get(i).filter(|&&at| at != usize::MAX) {
+                let copy = records[at].clone();
+                records.push(copy);
+                continue;
+            }
+            let Some(r) = self.records.get_mut(i) else {
+                continue;
+            };
+            placed[i] = records.len();
+            let text = std::mem::take(&mut r.text);
+            let thinking = r.thinking.take();
+            let mut copy = r.clone();
+            copy.text = text;
+            copy.thinking = thinking;
+            records.push(copy);
+        }
+        records
+    }
+
+    fn selection(
+        &self,
+        branches: Branches,
+        mut records: Vec<Record>,
+        coverage: ReadCoverage,
+        lineage_fingerprint: String,
+    ) -> Selection {
+        for (i, r) in records.iter_mut().enumerate() {
+            r.index = i;
+        }
+        Selection {
+            branches,
+            records,
+            coverage,
+            leaf: self.leaf.clone(),
+            lineage_fingerprint,
+        }
+    }
+
+    /// The positions of the selected records in selection order, the coverage with the
+    /// lineage reasons, and the lineage fingerprint.
+    fn selected(&self, branches: Branches) -> (Vec<usize>, ReadCoverage, String) {
         let mut coverage = self.coverage.clone();
         let mut hasher = Sha256::new();
         hasher.update(branches.as_str().as_bytes());
@@ -92,13 +155,13 @@ impl Session {
         hasher.update(self.leaf.as_deref().unwrap_or("").as_bytes());
         hasher.update([0]);
 
-        let records: Vec<Record> = match branches {
+        let order: Vec<usize> = match branches {
             Branches::All => {
                 for r in &self.records {
                     hasher.update(r.entry_id.as_bytes());
                     hasher.update([0]);
                 }
-                self.records.clone()
+                (0..self.records.len()).collect()
             }
             Branches::Active => {
                 let path = self.active_path(&mut coverage);
@@ -120,26 +183,15 @@ impl Session {
                 }
                 let mut out = Vec::with_capacity(path.len());
                 for &i in &path {
-                    let r = &self.records[i];
-                    out.push(r.clone());
-                    if let Some(kids) = children.get(r.entry_id.as_str()) {
-                        out.extend(kids.iter().map(|&k| self.records[k].clone()));
+                    out.push(i);
+                    if let Some(kids) = children.get(self.records[i].entry_id.as_str()) {
+                        out.extend_from_slice(kids);
                     }
                 }
                 out
             }
         };
-        let mut records = records;
-        for (i, r) in records.iter_mut().enumerate() {
-            r.index = i;
-        }
-        Selection {
-            branches,
-            records,
-            coverage,
-            leaf: self.leaf.clone(),
-            lineage_fingerprint: hex(&hasher.finalize()),
-        }
+        (order, coverage, hex(&hasher.finalize()))
     }
 
     /// Indices of the active path, root first.
@@ -359,6 +411,53 @@ mod tests {
         let active = s.select(Branches::Active);
         assert_eq!(active.records.len(), 2);
         assert_eq!(active.coverage.count(ReasonCode::InvalidParentGraph), 1);
+    }
+
+    #[test]
+    fn select_taking_text_is_select() {
+        let mut b = Builder::new("f");
+        let mut a = rec("a", None, 1);
+        a.text = "root".into();
+        a.thinking = Some("why".into());
+        b.push(a);
+        let mut abandoned = rec("x", Some("a"), 2);
+        abandoned.text = "off the path".into();
+        b.push(abandoned);
+        let mut call = rec("a/1", None, 3);
+        call.parent_entry_id = Some("a".into());
+        call.text = "a child of a".into();
+        b.push(call);
+        let mut c = rec("c", Some("a"), 4);
+        c.text = "the leaf".into();
+        c.thinking = Some("done".into());
+        b.push(c);
+        let s = b.finish();
+        for branches in [Branches::Active, Branches::All] {
+            let want = s.select(branches);
+            let mut taken = s.clone();
+            let got = taken.select_taking_text(branches);
+            assert_eq!(got, want, "{branches:?}");
+            for r in &taken.records {
+                let selected = want.records.iter().any(|w| w.entry_id == r.entry_id);
+                assert_eq!(r.text.is_empty(), selected, "{}", r.entry_id);
+                if selected {
+                    assert_eq!(r.thinking, None);
+                }
+            }
+        }
+        let ids: Vec<_> = s
+            .select(Branches::Active)
+            .records
+            .into_iter()
+            .map(|r| r.entry_id)
+            .collect();
+        assert_eq!(ids, ["a", "a/1", "c"]);
+        // A position taken twice: the second is a copy of the first, texts and all.
+        let mut taken = s.clone();
+        let twice = taken.take_records(&[3, 0, 3]);
+        assert_eq!(twice[0], s.records[3]);
+        assert_eq!(twice[2], s.records[3]);
+        assert_eq!(twice[1], s.records[0]);
     }
 
     #[test]

@@ -770,9 +770,9 @@ fn read_one(
         .finish()
         .map_err(|_| IndexOneError::Source(SourceErrorKind::Io, 0))?;
     let mut session = read.map_err(|e| IndexOneError::Source(e.kind(), bytes))?;
-    let sel = session.select(branches);
-    // The selection has its own copy of every text and the resume column stores none: drop
-    // the session's, so that a huge entry is not held two or three times while building.
+    // The selected records' texts move to the selection; the resume column stores none, so
+    // the others are dropped too: a huge entry is not held two or three times while building.
+    let sel = session.select_taking_text(branches);
     for r in &mut session.records {
         r.text = String::new();
         r.thinking = None;
