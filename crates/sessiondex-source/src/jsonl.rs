@@ -118,37 +118,40 @@ pub(crate) fn read_lines<R: BufRead>(
     cov: &mut ReadCoverage,
     f: &mut dyn FnMut(LineEvent<'_>) -> bool,
 ) -> std::io::Result<Option<bool>> {
-    let mut buf = Vec::with_capacity(64 * 1024);
+    let mut buf = Vec::new();
     let mut offset = start;
     let mut line = first_line;
     let mut open = None;
     loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf)?;
-        if n == 0 {
-            break;
-        }
-        let terminated = buf.last() == Some(&b'\n');
-        let mut body: &[u8] = &buf;
-        if terminated {
-            body = &body[..body.len() - 1];
-        }
-        if body.last() == Some(&b'\r') {
-            body = &body[..body.len() - 1];
-        }
-        let first = body.iter().find(|c| !c.is_ascii_whitespace());
-        let looks_json =
-            first.is_none_or(|c| matches!(c, b'{' | b'[' | b'"') || c.is_ascii_digit());
-        let taken = !looks_json && terminated && f(LineEvent::Raw(line, body));
-        if !taken {
-            if !terminated && !parses(body) {
-                cov.add(ReasonCode::PartialTail, line);
+        // A line that lies whole in the reader's buffer is read there; one that runs past it
+        // is gathered into `buf`.
+        let whole = {
+            let avail = reader.fill_buf()?;
+            if avail.is_empty() {
                 break;
             }
-            parse_line(body, line, offset, cov, &mut |loc, obj| {
-                f(LineEvent::Object(loc, obj));
-            });
-        }
+            match memchr::memchr(b'\n', avail) {
+                Some(nl) => {
+                    let step = one_line(&avail[..=nl], line, offset, cov, f);
+                    Some((nl + 1, step))
+                }
+                None => None,
+            }
+        };
+        let (n, step) = match whole {
+            Some((n, step)) => {
+                reader.consume(n);
+                (n, step)
+            }
+            None => {
+                buf.clear();
+                let n = reader.read_until(b'\n', &mut buf)?;
+                (n, one_line(&buf, line, offset, cov, f))
+            }
+        };
+        let Some(terminated) = step else {
+            break;
+        };
         cov.lines += 1;
         offset += n as u64;
         cov.complete_bytes = offset;
@@ -156,6 +159,38 @@ pub(crate) fn read_lines<R: BufRead>(
         open = Some(!terminated);
     }
     Ok(open)
+}
+
+/// One line of [`read_lines`] (with its newline, if it has one): offered raw or parsed.
+/// Returns whether it had a newline, or `None` for a partial tail (not consumed as a line).
+fn one_line(
+    raw: &[u8],
+    line: u64,
+    offset: u64,
+    cov: &mut ReadCoverage,
+    f: &mut dyn FnMut(LineEvent<'_>) -> bool,
+) -> Option<bool> {
+    let terminated = raw.last() == Some(&b'\n');
+    let mut body = raw;
+    if terminated {
+        body = &body[..body.len() - 1];
+    }
+    if body.last() == Some(&b'\r') {
+        body = &body[..body.len() - 1];
+    }
+    let first = body.iter().find(|c| !c.is_ascii_whitespace());
+    let looks_json = first.is_none_or(|c| matches!(c, b'{' | b'[' | b'"') || c.is_ascii_digit());
+    let taken = !looks_json && terminated && f(LineEvent::Raw(line, body));
+    if !taken {
+        if !terminated && !parses(body) {
+            cov.add(ReasonCode::PartialTail, line);
+            return None;
+        }
+        parse_line(body, line, offset, cov, &mut |loc, obj| {
+            f(LineEvent::Object(loc, obj));
+        });
+    }
+    Some(terminated)
 }
 
 /// Reads JSON Lines from `reader`, starting at byte `start` and line number `first_line`
@@ -237,6 +272,54 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].1["t"], "a\u{fffd}b");
         assert_eq!(cov.count(ReasonCode::InvalidUtf8), 1);
+    }
+
+    /// Every event of [`read_lines`], its coverage and its result, reading through a buffer of
+    /// `cap` bytes (`title` lines are taken raw).
+    fn events(input: &[u8], cap: usize) -> (Vec<String>, ReadCoverage, Option<bool>) {
+        let mut out = Vec::new();
+        let mut cov = ReadCoverage::new();
+        let reader = std::io::BufReader::with_capacity(cap, input);
+        let open = read_lines(reader, 0, 1, &mut cov, &mut |ev| match ev {
+            LineEvent::Raw(line, body) => {
+                out.push(format!("raw {line} {}", String::from_utf8_lossy(body)));
+                body.starts_with(b"title")
+            }
+            LineEvent::Object(loc, obj) => {
+                out.push(format!("{loc:?} {}", Value::Object(obj)));
+                false
+            }
+        })
+        .unwrap();
+        (out, cov, open)
+    }
+
+    proptest::proptest! {
+        /// Lines read where they lie in the reader's buffer and lines gathered across its end
+        /// give the same events, counts and offsets, at every buffer size.
+        #[test]
+        fn buffer_size_changes_nothing(
+            picks in proptest::collection::vec(0usize..9, 0..16),
+            cap in 1usize..48,
+        ) {
+            const LINES: [&str; 9] = [
+                "{\"a\":1}\n",
+                "{\"a\":1}{\"b\":[2,3]}\r\n",
+                "\n",
+                "title of the session\n",
+                "not json\n",
+                "{\"t\":\"caf\u{e9} \u{1F600} a longer text that runs past small buffers\"}\n",
+                "[1]\n",
+                "{\"b\":",
+                "{\"c\":3}",
+            ];
+            let input: String = picks.iter().map(|&k| LINES[k]).collect();
+            let whole = events(input.as_bytes(), 1 << 16);
+            let small = events(input.as_bytes(), cap);
+            proptest::prop_assert_eq!(&small.0, &whole.0);
+            proptest::prop_assert_eq!(&small.1, &whole.1);
+            proptest::prop_assert_eq!(small.2, whole.2);
+        }
     }
 
     #[test]
