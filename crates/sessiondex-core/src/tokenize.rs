@@ -70,8 +70,11 @@ pub fn normalize(text: &str) -> String {
     }
 }
 
+/// Whether `c` is a term character: `_`, a letter or number, or a combining mark (outside
+/// ASCII). A token is a run of them in NFKC text, lowered.
+#[must_use]
 #[inline]
-fn is_term_char(c: char) -> bool {
+pub fn is_term_char(c: char) -> bool {
     c == '_' || c.is_alphanumeric() || (!c.is_ascii() && is_combining_mark(c))
 }
 

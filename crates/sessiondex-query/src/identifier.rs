@@ -13,7 +13,9 @@
 //!   checked on an entry's stored text with the canonical tokenizer.
 
 use memchr::memmem::Finder;
-use sessiondex_core::tokenize::{any_token, is_ascii_term_byte, tokenize};
+use sessiondex_core::tokenize::{
+    any_token, is_ascii_term_byte, is_term_char, nfkc, term_char_at, tokenize,
+};
 
 /// Shortest query tried as an exact id.
 pub const MIN_ID_CHARS: usize = 6;
@@ -128,7 +130,8 @@ impl Sequence {
                 buf.extend(text.bytes().map(|b| b.to_ascii_lowercase()));
                 contains_sequence_ascii(buf, &self.terms, first)
             }
-            _ => contains_sequence_general(text, &self.terms),
+            Some(first) => contains_sequence_mixed(text, &self.terms, first, buf),
+            None => contains_sequence_general(text, &self.terms),
         }
     }
 }
@@ -160,6 +163,53 @@ fn contains_sequence_ascii(text: &[u8], seq: &[String], first: &Finder<'_>) -> b
     first
         .find_iter(text)
         .any(|s| (s == 0 || text.get(s - 1).is_some_and(|&b| !is_ascii_term_byte(b))) && at(s))
+}
+
+/// [`Sequence::is_in`] of text that is not all ASCII, for non-empty ASCII terms. A token
+/// equal to an ASCII term is a run of ASCII term characters of the normalized text, lowered
+/// (a run holding any other character keeps one after lowering: no character of normalized
+/// text lowers to ASCII alone, `lowering_keeps_non_ascii` checks every one). So the ASCII
+/// letters are lowered in place and the first term is searched as a substring; only around
+/// the places it occurs are characters classified: the terms must follow one another there,
+/// each a whole run, separated by characters that are not term characters.
+fn contains_sequence_mixed(
+    text: &str,
+    seq: &[String],
+    first: &Finder<'_>,
+    buf: &mut Vec<u8>,
+) -> bool {
+    let normalized = nfkc(text);
+    let s: &str = &normalized;
+    buf.clear();
+    buf.extend(s.bytes().map(|b| b.to_ascii_lowercase()));
+    let lowered: &[u8] = buf;
+    // Only ASCII bytes changed: `s`'s characters are at the same places.
+    let term_at = |q: usize| term_char_at(s, q).is_some_and(|(t, _)| t);
+    let term_before = |p: usize| {
+        s.get(..p)
+            .and_then(|head| head.chars().next_back())
+            .is_some_and(is_term_char)
+    };
+    let at = |mut q: usize| -> bool {
+        for (j, tok) in seq.iter().enumerate() {
+            if j > 0 {
+                // Past the characters between the terms (the term before ended at one).
+                while let Some((false, width)) = term_char_at(s, q) {
+                    q += width;
+                }
+            }
+            let t = tok.as_bytes();
+            if lowered.get(q..q + t.len()) != Some(t) {
+                return false;
+            }
+            q += t.len();
+            if term_at(q) {
+                return false;
+            }
+        }
+        true
+    };
+    first.find_iter(lowered).any(|p| !term_before(p) && at(p))
 }
 
 /// [`Sequence::is_in`] through the tokenizer: any text. Shift-And over the tokens: bit `j`
@@ -273,13 +323,36 @@ mod tests {
         assert!(hits > 10_000, "{hits}");
     }
 
+    /// What [`contains_sequence_mixed`] rests on: no term character that can be in NFKC text
+    /// (its quick check is not `No`) and is not ASCII lowers to ASCII only, so a token with
+    /// such a character never equals an ASCII term. Every character is checked.
+    #[test]
+    fn lowering_keeps_non_ascii() {
+        use unicode_normalization::{is_nfkc_quick, IsNormalized};
+        let mut checked = 0;
+        for c in (0x80..=0x10_FFFF).filter_map(char::from_u32) {
+            if !is_term_char(c) || is_nfkc_quick(std::iter::once(c)) == IsNormalized::No {
+                continue;
+            }
+            checked += 1;
+            assert!(
+                c.to_lowercase().any(|l| !l.is_ascii()),
+                "{c:?} {:#x}",
+                c as u32
+            );
+        }
+        assert!(checked > 100_000, "{checked}");
+    }
+
     /// Text that is not all ASCII: both token paths (which stop at the token that ends the
     /// sequence) answer what a look at every window of the text's tokens answers.
     #[test]
     fn general_sequences_are_the_token_windows() {
-        let symbols = ["a", "É", "b", "é", "\u{301}", " ", "ﬁ", "Ａ", "中", "-"];
+        let symbols = [
+            "a", "É", "b", "é", "\u{301}", " ", "ﬁ", "Ａ", "中", "-", "İ", "\u{212a}", "—",
+        ];
         let texts = crate::test_util::strings_over(&symbols, 4);
-        let terms = ["a", "b", "é", "fi", "中", "ab"];
+        let terms = ["a", "b", "é", "fi", "中", "ab", "k", "i"];
         let mut seqs: Vec<Vec<String>> = Vec::new();
         for x in terms {
             seqs.push(vec![x.into()]);
@@ -294,6 +367,11 @@ mod tests {
                 let want = tokens.windows(q.len()).any(|w| w == q.as_slice());
                 assert_eq!(contains_sequence_general(t, q), want, "{t:?} {q:?}");
                 assert_eq!(contains_sequence_window(t, q), want, "{t:?} {q:?}");
+                assert_eq!(
+                    Sequence::new(q.clone()).is_in(t, &mut Vec::new()),
+                    want,
+                    "{t:?} {q:?}"
+                );
                 hits += usize::from(want);
             }
         }
