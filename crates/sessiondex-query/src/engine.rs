@@ -233,6 +233,9 @@ struct Search<'a> {
     /// Per catalog session, with exactly one structural filter: whether the catalog's field
     /// keys hold its value, so a tuple of the session's digest passes it (empty otherwise).
     structural_proven: Vec<bool>,
+    /// The call's epoch ([`Index::call_epoch`]): kept files checked in it are not checked
+    /// again.
+    epoch: Option<crate::index::Epoch>,
 }
 
 /// Ids of a shard's string table known to hold a filter's value or not, at most this many
@@ -2089,6 +2092,8 @@ pub fn recall(
             "the index was opened for another branch mode",
         ));
     }
+    // Before any kept file is looked at: what changed on disk until now is seen.
+    let epoch = index.call_epoch();
     let matcher = match (&v.query, v.mode) {
         (None, _) => Matcher::None,
         (Some(q), QueryMode::Literal | QueryMode::Fuzzy) => Matcher::Terms {
@@ -2134,6 +2139,7 @@ pub fn recall(
         regex_hot: None,
         id_walk: None,
         structural_proven: Vec::new(),
+        epoch,
     };
     let lexical = !matches!(s.matcher, Matcher::None);
     let mut slots: Vec<Slot> = Vec::new();
@@ -2277,7 +2283,11 @@ pub fn recall(
                         continue;
                     }
                 }
-                let shard = if cold { None } else { index.hot_shared(i)? };
+                let shard = if cold {
+                    None
+                } else {
+                    index.hot_shared_in(i, s.epoch)?
+                };
                 if !cold && shard.is_none() {
                     s.coverage.add_reason("index_file_missing");
                     continue;
@@ -2385,7 +2395,7 @@ pub fn recall(
             let mut found = Vec::new();
             let structural_later = structural && s.structural_proven.get(ci) == Some(&true);
             if structural && !structural_later {
-                let Some(d) = index.cold_shared(ci)? else {
+                let Some(d) = index.cold_shared_in(ci, s.epoch)? else {
                     s.coverage.add_reason("index_file_missing");
                     continue;
                 };
@@ -2621,7 +2631,7 @@ pub fn recall(
             Item::Cold(k) => {
                 let c = &s.colds[k];
                 let structural = match slot.catalog {
-                    Some(ci) if c.structural_later => match index.cold_shared(ci)? {
+                    Some(ci) if c.structural_later => match index.cold_shared_in(ci, s.epoch)? {
                         Some(d) => {
                             let mut m = structural_matches(&v, &d)?.unwrap_or_default();
                             m.truncate(MAX_STRUCTURAL_ENTRIES);
@@ -2634,7 +2644,7 @@ pub fn recall(
                     },
                     Some(ci) => match s.cold_structural.binary_search_by_key(&k, |f| f.0) {
                         Ok(f) => index
-                            .cold_shared(ci)?
+                            .cold_shared_in(ci, s.epoch)?
                             .map(|d| structural_entries(&d, &s.cold_structural[f].1))
                             .unwrap_or_default(),
                         Err(_) => Vec::new(),
@@ -2672,7 +2682,14 @@ pub fn recall(
                 slot.last_ts().and_then(format_rfc3339_ms),
             )?,
             Item::ColdEntry => {
-                match precision::cold_entry_hit(index, slot, entry, round(score), branches_arg)? {
+                match precision::cold_entry_hit(
+                    index,
+                    s.epoch,
+                    slot,
+                    entry,
+                    round(score),
+                    branches_arg,
+                )? {
                     Some(h) => h,
                     None => continue,
                 }

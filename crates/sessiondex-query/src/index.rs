@@ -10,6 +10,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+#[cfg(feature = "fs")]
+use crate::watch::Watch;
 use serde_json::json;
 use sessiondex_core::catalog::{Catalog, CatalogEntry, Tier};
 use sessiondex_core::cold::ColdDigest;
@@ -107,10 +109,13 @@ pub struct Index {
     catalog_file: Option<(PathBuf, Option<Mmap>)>,
     /// Hot shards opened (and checked) so far, per catalog position: an index kept across
     /// calls opens each shard once.
-    hot: Vec<Mutex<Option<Arc<HotShard<Bytes>>>>>,
+    hot: Vec<Mutex<Kept<HotShard<Bytes>>>>,
     /// Cold digests opened (and checked) so far, per catalog position, likewise, up to
     /// `cold_cap` bytes of digests in all (`cold_bytes`).
-    cold: Vec<Mutex<Option<Arc<ColdDigest<Bytes>>>>>,
+    cold: Vec<Mutex<Kept<ColdDigest<Bytes>>>>,
+    /// The watch on the directory of the index files ([`Index::call_epoch`]).
+    #[cfg(feature = "fs")]
+    watch: Option<Watch>,
     cold_bytes: std::sync::atomic::AtomicU64,
     cold_cap: std::sync::atomic::AtomicU64,
     /// [`Index::newest_first`], computed by the first call that needs it.
@@ -257,16 +262,45 @@ impl TermList {
     }
 }
 
-/// Locks a slot of [`Index::hot_shared`] or [`Index::cold_shared`], with the file kept in it
-/// when its bytes can still be trusted ([`Bytes::unchanged`]).
+/// The epoch of a call ([`Index::call_epoch`]); an index without a watch has none.
+pub type Epoch = u64;
+
+/// A file an index keeps across calls, and the epoch of the last call that checked it.
+#[derive(Debug)]
+struct Kept<T> {
+    file: Option<Arc<T>>,
+    checked: Option<Epoch>,
+}
+
+impl<T> Default for Kept<T> {
+    fn default() -> Self {
+        Kept {
+            file: None,
+            checked: None,
+        }
+    }
+}
+
+/// Locks a slot of [`Index::hot_shared_in`] or [`Index::cold_shared_in`], with the file kept
+/// in it when its bytes can still be trusted: checked in this call's epoch already, else
+/// unchanged ([`Bytes::unchanged`], one `fstat`), which the slot then records.
 fn kept_in<T>(
-    slot: &Mutex<Option<Arc<T>>>,
+    slot: &Mutex<Kept<T>>,
     bytes: impl Fn(&T) -> &Bytes,
-) -> (std::sync::MutexGuard<'_, Option<Arc<T>>>, Option<Arc<T>>) {
-    let guard = slot
+    epoch: Option<Epoch>,
+) -> (std::sync::MutexGuard<'_, Kept<T>>, Option<Arc<T>>) {
+    let mut guard = slot
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let kept = guard.as_ref().filter(|t| bytes(t).unchanged()).cloned();
+    let trusted = epoch.is_some() && guard.checked == epoch;
+    let kept = guard
+        .file
+        .as_ref()
+        .filter(|t| trusted || bytes(t).unchanged())
+        .cloned();
+    if kept.is_some() {
+        guard.checked = epoch;
+    }
     (guard, kept)
 }
 
@@ -446,6 +480,8 @@ impl Index {
     pub fn open(root: &Path, branches: Branches) -> Result<Index, Error> {
         let store = Store::open(root.to_path_buf()).map_err(|e| core_error(&e))?;
         let path = store.path(branches, FileKind::Catalog, "");
+        // Set before any file is mapped: every change after it is reported.
+        let watch = path.parent().and_then(Watch::new);
         let (catalog, stamp) = match std::fs::metadata(&path) {
             Err(_) => (None, None),
             Ok(_) => {
@@ -458,8 +494,8 @@ impl Index {
             }
         };
         let entries = decode(catalog.as_ref())?;
-        let hot = (0..entries.len()).map(|_| Mutex::new(None)).collect();
-        let cold = (0..entries.len()).map(|_| Mutex::new(None)).collect();
+        let hot = (0..entries.len()).map(|_| Mutex::default()).collect();
+        let cold = (0..entries.len()).map(|_| Mutex::default()).collect();
         Ok(Index {
             backend: Backend::Store(store),
             branches,
@@ -468,6 +504,7 @@ impl Index {
             catalog_file: Some((path, stamp)),
             hot,
             cold,
+            watch,
             cold_bytes: std::sync::atomic::AtomicU64::new(0),
             cold_cap: std::sync::atomic::AtomicU64::new(COLD_CACHE_BYTES),
             newest_first: OnceLock::new(),
@@ -507,8 +544,8 @@ impl Index {
                 ),
             ));
         }
-        let hot = (0..entries.len()).map(|_| Mutex::new(None)).collect();
-        let cold = (0..entries.len()).map(|_| Mutex::new(None)).collect();
+        let hot = (0..entries.len()).map(|_| Mutex::default()).collect();
+        let cold = (0..entries.len()).map(|_| Mutex::default()).collect();
         Ok(Index {
             backend: Backend::Memory {
                 files: parts.files,
@@ -521,6 +558,8 @@ impl Index {
             catalog_file: None,
             hot,
             cold,
+            #[cfg(feature = "fs")]
+            watch: None,
             cold_bytes: std::sync::atomic::AtomicU64::new(0),
             cold_cap: std::sync::atomic::AtomicU64::new(COLD_CACHE_BYTES),
             newest_first: OnceLock::new(),
@@ -711,6 +750,19 @@ impl Index {
         }
     }
 
+    /// The epoch of a call that starts now: files kept across calls that a call of the same
+    /// epoch checked are trusted without their `fstat` ([`Index::hot_shared_in`]). Every
+    /// change in the index directory since the last call moves it ([`crate::watch`]); `None`
+    /// without a watch (an index in memory, a platform without inotify), where each kept
+    /// file is checked in every call.
+    #[must_use]
+    pub fn call_epoch(&self) -> Option<Epoch> {
+        #[cfg(feature = "fs")]
+        return self.watch.as_ref().and_then(Watch::epoch);
+        #[cfg(not(feature = "fs"))]
+        None
+    }
+
     /// [`Index::hot`], opened and checked once per index and shared: a later call gets the
     /// same shard while its file is unchanged (one `fstat`), else opens it again.
     ///
@@ -718,15 +770,30 @@ impl Index {
     ///
     /// `index_corrupt` when the file fails its checks.
     pub fn hot_shared(&self, i: usize) -> Result<Option<Arc<HotShard<Bytes>>>, Error> {
+        self.hot_shared_in(i, None)
+    }
+
+    /// [`Index::hot_shared`] in a call of `epoch` ([`Index::call_epoch`]): a shard checked in
+    /// the same epoch is not checked again.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the file fails its checks.
+    pub fn hot_shared_in(
+        &self,
+        i: usize,
+        epoch: Option<Epoch>,
+    ) -> Result<Option<Arc<HotShard<Bytes>>>, Error> {
         let Some(slot) = self.hot.get(i) else {
             return Ok(None);
         };
-        let (mut slot, kept) = kept_in(slot, HotShard::bytes);
+        let (mut slot, kept) = kept_in(slot, HotShard::bytes, epoch);
         if kept.is_some() {
             return Ok(kept);
         }
         let shard = self.hot(i)?.map(Arc::new);
-        slot.clone_from(&shard);
+        slot.file.clone_from(&shard);
+        slot.checked = epoch;
         Ok(shard)
     }
 
@@ -753,11 +820,24 @@ impl Index {
     ///
     /// `index_corrupt` when the file fails its checks.
     pub fn cold_shared(&self, i: usize) -> Result<Option<Arc<ColdDigest<Bytes>>>, Error> {
+        self.cold_shared_in(i, None)
+    }
+
+    /// [`Index::cold_shared`] in a call of `epoch`, as [`Index::hot_shared_in`].
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the file fails its checks.
+    pub fn cold_shared_in(
+        &self,
+        i: usize,
+        epoch: Option<Epoch>,
+    ) -> Result<Option<Arc<ColdDigest<Bytes>>>, Error> {
         use std::sync::atomic::Ordering;
         let Some(slot) = self.cold.get(i) else {
             return Ok(None);
         };
-        let (mut slot, kept) = kept_in(slot, ColdDigest::bytes);
+        let (mut slot, kept) = kept_in(slot, ColdDigest::bytes, epoch);
         if kept.is_some() {
             return Ok(kept);
         }
@@ -766,7 +846,7 @@ impl Index {
             let len = u64::try_from(d.bytes().as_ref().len()).unwrap_or(u64::MAX);
             len.div_ceil(4096).saturating_mul(4096)
         };
-        if let Some(old) = slot.take() {
+        if let Some(old) = slot.file.take() {
             self.cold_bytes.fetch_sub(pages(&old), Ordering::Relaxed);
         }
         let digest = self.cold(i)?.map(Arc::new);
@@ -780,7 +860,8 @@ impl Index {
                 })
                 .is_ok();
             if kept {
-                *slot = Some(Arc::clone(d));
+                slot.file = Some(Arc::clone(d));
+                slot.checked = epoch;
             }
         }
         Ok(digest)

@@ -41,6 +41,8 @@ pub mod request;
 pub mod sessions;
 pub mod snippet;
 pub mod source_text;
+#[cfg(feature = "fs")]
+pub mod watch;
 
 pub use engine::{recall, EngineOptions, QueryContext};
 pub use error::{Error, ErrorCode};

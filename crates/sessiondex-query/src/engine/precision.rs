@@ -316,7 +316,7 @@ pub(super) fn add_and_tier(
                     _ => continue,
                 }
             }
-            let Some(d) = index.cold_shared(ci)? else {
+            let Some(d) = index.cold_shared_in(ci, s.epoch)? else {
                 s.coverage.add_reason("index_file_missing");
                 continue;
             };
@@ -464,6 +464,7 @@ pub(super) fn session_hit_of(
 /// the text is not in the index; `follow` expands it from source).
 pub(super) fn cold_entry_hit(
     index: &Index,
+    epoch: Option<crate::index::Epoch>,
     slot: &Slot,
     ord: u32,
     score: f64,
@@ -472,7 +473,7 @@ pub(super) fn cold_entry_hit(
     let Some(ci) = slot.catalog else {
         return Ok(None);
     };
-    let Some(d) = index.cold_shared(ci)? else {
+    let Some(d) = index.cold_shared_in(ci, epoch)? else {
         return Ok(None);
     };
     let Some(t) = d.tuple(ord as usize) else {
