@@ -233,9 +233,9 @@ struct Search<'a> {
     /// Per catalog session, with exactly one structural filter: whether the catalog's field
     /// keys hold its value, so a tuple of the session's digest passes it (empty otherwise).
     structural_proven: Vec<bool>,
-    /// The call's epoch ([`Index::call_epoch`]): kept files checked in it are not checked
-    /// again.
-    epoch: Option<crate::index::Epoch>,
+    /// The call's epoch ([`Index::call_epoch`]), read when the call first looks at a kept
+    /// file ([`Search::epoch`]): kept files checked in it are not checked again.
+    epoch: std::cell::OnceCell<Option<crate::index::Epoch>>,
 }
 
 /// Ids of a shard's string table known to hold a filter's value or not, at most this many
@@ -1070,6 +1070,12 @@ fn note_cut_outside(
 const PHRASE_PREFIX_TERMS: usize = 2_000;
 
 impl Search<'_> {
+    /// The call's epoch: the index's watch is drained when the call first looks at a kept
+    /// file, so every change on disk before that is seen ([`Index::call_epoch`]).
+    fn epoch(&self, index: &Index) -> Option<crate::index::Epoch> {
+        *self.epoch.get_or_init(|| index.call_epoch())
+    }
+
     fn passes(
         &self,
         e: &HotEntry<'_>,
@@ -2092,8 +2098,6 @@ pub fn recall(
             "the index was opened for another branch mode",
         ));
     }
-    // Before any kept file is looked at: what changed on disk until now is seen.
-    let epoch = index.call_epoch();
     let matcher = match (&v.query, v.mode) {
         (None, _) => Matcher::None,
         (Some(q), QueryMode::Literal | QueryMode::Fuzzy) => Matcher::Terms {
@@ -2139,7 +2143,7 @@ pub fn recall(
         regex_hot: None,
         id_walk: None,
         structural_proven: Vec::new(),
-        epoch,
+        epoch: std::cell::OnceCell::new(),
     };
     let lexical = !matches!(s.matcher, Matcher::None);
     let mut slots: Vec<Slot> = Vec::new();
@@ -2286,7 +2290,7 @@ pub fn recall(
                 let shard = if cold {
                     None
                 } else {
-                    index.hot_shared_in(i, s.epoch)?
+                    index.hot_shared_in(i, s.epoch(index))?
                 };
                 if !cold && shard.is_none() {
                     s.coverage.add_reason("index_file_missing");
@@ -2395,7 +2399,7 @@ pub fn recall(
             let mut found = Vec::new();
             let structural_later = structural && s.structural_proven.get(ci) == Some(&true);
             if structural && !structural_later {
-                let Some(d) = index.cold_shared_in(ci, s.epoch)? else {
+                let Some(d) = index.cold_shared_in(ci, s.epoch(index))? else {
                     s.coverage.add_reason("index_file_missing");
                     continue;
                 };
@@ -2631,20 +2635,22 @@ pub fn recall(
             Item::Cold(k) => {
                 let c = &s.colds[k];
                 let structural = match slot.catalog {
-                    Some(ci) if c.structural_later => match index.cold_shared_in(ci, s.epoch)? {
-                        Some(d) => {
-                            let mut m = structural_matches(&v, &d)?.unwrap_or_default();
-                            m.truncate(MAX_STRUCTURAL_ENTRIES);
-                            structural_entries(&d, &m)
+                    Some(ci) if c.structural_later => {
+                        match index.cold_shared_in(ci, s.epoch(index))? {
+                            Some(d) => {
+                                let mut m = structural_matches(&v, &d)?.unwrap_or_default();
+                                m.truncate(MAX_STRUCTURAL_ENTRIES);
+                                structural_entries(&d, &m)
+                            }
+                            None => {
+                                digest_missing = true;
+                                Vec::new()
+                            }
                         }
-                        None => {
-                            digest_missing = true;
-                            Vec::new()
-                        }
-                    },
+                    }
                     Some(ci) => match s.cold_structural.binary_search_by_key(&k, |f| f.0) {
                         Ok(f) => index
-                            .cold_shared_in(ci, s.epoch)?
+                            .cold_shared_in(ci, s.epoch(index))?
                             .map(|d| structural_entries(&d, &s.cold_structural[f].1))
                             .unwrap_or_default(),
                         Err(_) => Vec::new(),
@@ -2684,7 +2690,7 @@ pub fn recall(
             Item::ColdEntry => {
                 match precision::cold_entry_hit(
                     index,
-                    s.epoch,
+                    s.epoch(index),
                     slot,
                     entry,
                     round(score),

@@ -316,7 +316,7 @@ pub(super) fn add_and_tier(
                     _ => continue,
                 }
             }
-            let Some(d) = index.cold_shared_in(ci, s.epoch)? else {
+            let Some(d) = index.cold_shared_in(ci, s.epoch(index))? else {
                 s.coverage.add_reason("index_file_missing");
                 continue;
             };
