@@ -550,23 +550,28 @@ fn add_incomplete_reasons(coverage: &mut Coverage, e: &sessiondex_core::catalog:
 fn candidates_newest_first(index: &Index, cands: &[bool]) -> Vec<usize> {
     let is_cand = |i: usize| cands.get(i).copied().unwrap_or(true);
     let n = index.entries().len();
-    let count = cands.iter().take(n).map(|&c| usize::from(c)).sum::<usize>()
-        + n.saturating_sub(cands.len());
+    let marked = cands.get(..n).unwrap_or(cands);
+    let count = count_flags(marked) + n.saturating_sub(cands.len());
     if count < n / 64 {
-        // Blocks of 64 flags with none set (most of them) are passed over whole.
+        // Words of 8 flags with none set (most of them) are passed over whole.
         let mut picked: Vec<usize> = Vec::with_capacity(count);
-        let marked = cands.get(..n).unwrap_or(cands);
-        for (b, block) in marked.chunks(64).enumerate() {
-            if block.iter().fold(false, |any, &c| any | c) {
-                picked.extend(
-                    block
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, &c)| c)
-                        .map(|(j, _)| b * 64 + j),
-                );
+        let mut words = marked.chunks_exact(8);
+        for (w, word) in (&mut words).enumerate() {
+            let mut bits = flag_word(word);
+            while bits != 0 {
+                picked.push(w * 8 + (bits.trailing_zeros() / 8) as usize);
+                bits &= bits - 1;
             }
         }
+        let tail = marked.len() - words.remainder().len();
+        picked.extend(
+            words
+                .remainder()
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| c)
+                .map(|(j, _)| tail + j),
+        );
         picked.extend(marked.len()..n);
         let rank = index.newest_rank();
         picked.sort_unstable_by_key(|&i| rank.get(i).copied().unwrap_or(u32::MAX));
@@ -578,6 +583,38 @@ fn candidates_newest_first(index: &Index, cands: &[bool]) -> Vec<usize> {
         .map(|&i| i as usize)
         .filter(|&i| is_cand(i))
         .collect()
+}
+
+/// Eight flags (`c` holds 8) as the bytes of a word, each 0 or 1.
+fn flag_word(c: &[bool]) -> u64 {
+    let mut b = [0u8; 8];
+    for (x, &f) in b.iter_mut().zip(c) {
+        *x = u8::from(f);
+    }
+    u64::from_le_bytes(b)
+}
+
+/// How many of `flags` are set: words of 8 flags summed byte-wise (at most 255 words, so no
+/// byte carries), then each sum's bytes added up (pairs of bytes first, into four 16-bit
+/// lanes of at most 510, then the lanes).
+fn count_flags(flags: &[bool]) -> usize {
+    const BYTES: u64 = 0x00FF_00FF_00FF_00FF;
+    let mut words = flags.chunks_exact(8);
+    let mut count = 0usize;
+    loop {
+        let mut acc = 0u64;
+        let mut k = 0;
+        for w in (&mut words).take(255) {
+            acc += flag_word(w);
+            k += 1;
+        }
+        let pairs = (acc & BYTES) + ((acc >> 8) & BYTES);
+        count += (pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48) as usize;
+        if k < 255 {
+            break;
+        }
+    }
+    count + words.remainder().iter().filter(|&&c| c).count()
 }
 
 /// The most candidate cold sessions one call looks at ([`CANDIDATE_DIGEST_BUDGET`]; tests set
@@ -3106,6 +3143,46 @@ mod prefilter_tests {
                 want,
                 "{round}"
             );
+        }
+    }
+
+    /// Flags counted and found by words of eight: as one at a time, at every length and
+    /// density (past 255 words a sum starts again).
+    #[test]
+    fn flags_by_words_are_flags_one_at_a_time() {
+        let mut seed = 7u64;
+        for len in [
+            0, 1, 7, 8, 9, 63, 64, 65, 2039, 2040, 2041, 2047, 4212, 10_000,
+        ] {
+            for every in [1u64, 2, 3, 17, 200] {
+                let flags: Vec<bool> = (0..len)
+                    .map(|_| {
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        (seed >> 33).is_multiple_of(every)
+                    })
+                    .collect();
+                let want = flags.iter().filter(|&&f| f).count();
+                assert_eq!(super::count_flags(&flags), want, "{len} {every}");
+                let at: Vec<usize> = flags
+                    .chunks_exact(8)
+                    .enumerate()
+                    .flat_map(|(w, c)| {
+                        let mut bits = super::flag_word(c);
+                        std::iter::from_fn(move || {
+                            (bits != 0).then(|| {
+                                let j = (bits.trailing_zeros() / 8) as usize;
+                                bits &= bits - 1;
+                                w * 8 + j
+                            })
+                        })
+                    })
+                    .collect();
+                let whole = len - len % 8;
+                let naive: Vec<usize> = (0..whole).filter(|&i| flags[i]).collect();
+                assert_eq!(at, naive, "{len} {every}");
+            }
         }
     }
 
