@@ -232,6 +232,18 @@ fn exercise_hot_shard<B: AsRef<[u8]>>(shard: &HotShard<B>) {
     let _ = (shard.total_tokens(), shard.avg_len(), shard.term_count());
     let n = shard.entry_count();
     assert!(shard.entry(n).is_none());
+    if let Ok(stats) = shard.entry_stats() {
+        for i in 0..=n {
+            let e = shard.entry(i);
+            let len = stats.token_len(i);
+            let class = stats.class(i);
+            // The columns cut once agree with the entries' views, damaged or not.
+            if let Some(e) = e {
+                assert_eq!(len, e.token_len());
+                assert_eq!(class.ok(), e.class().ok());
+            }
+        }
+    }
     for e in shard.entries() {
         let _ = e.to_record();
         let _ = (e.index(), e.flags(), e.truncated(), e.text_excluded());

@@ -725,6 +725,20 @@ impl<B: AsRef<[u8]>> HotShard<B> {
         Ok(())
     }
 
+    /// Each entry's token length and provenance class, their columns cut once
+    /// ([`EntryStats`]).
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when a column is out of bounds.
+    pub fn entry_stats(&self) -> Result<EntryStats<'_>> {
+        let base = self.base();
+        Ok(EntryStats {
+            lengths: self.cols.lengths.raw(base, 4).ok_or_else(missing)?,
+            class: self.cols.class.bytes(base).ok_or_else(missing)?,
+        })
+    }
+
     /// The postings of term ordinal `ord` (a value of [`HotShard::terms`]).
     ///
     /// # Errors
@@ -777,6 +791,35 @@ impl<B: AsRef<[u8]>> HotShard<B> {
     /// `index_corrupt` on damage.
     pub fn doc_freq(&self, term: &str) -> Result<u32> {
         Ok(self.postings(term)?.len() as u32)
+    }
+}
+
+/// The token length and provenance class of each entry of a shard
+/// ([`HotShard::entry_stats`]): for a pass over many entries (a term's postings), each a read
+/// of a slice instead of an entry's view and its column lookups.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryStats<'a> {
+    lengths: &'a [u8],
+    class: &'a [u8],
+}
+
+impl EntryStats<'_> {
+    /// [`HotEntry::token_len`] of entry `i`: 0 past the column's end, as there.
+    #[must_use]
+    pub fn token_len(&self, i: usize) -> u32 {
+        i.checked_mul(4)
+            .and_then(|at| self.lengths.get(at..at.checked_add(4)?))
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u32::from_le_bytes)
+    }
+
+    /// [`HotEntry::class`] of entry `i`.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` for an unknown code or past the column's end.
+    pub fn class(&self, i: usize) -> Result<TextClass> {
+        class_from(*self.class.get(i).ok_or_else(missing)?)
     }
 }
 

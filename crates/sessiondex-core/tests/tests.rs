@@ -388,11 +388,19 @@ fn check_hot(meta: &SessionMeta, sel: &Selection, p: &Policy) {
         total += want.iter().map(|&(_, c)| u64::from(c)).sum::<u64>();
     }
     assert_eq!(shard.total_tokens(), total);
+    let stats = shard.entry_stats().unwrap();
     for (i, r) in sel.records.iter().enumerate() {
         let n = p.text(r).map_or(0, |t| tokenize(t).len())
             + p.thinking(r).map_or(0, |t| tokenize(t).len());
-        assert_eq!(shard.entry(i).unwrap().token_len() as usize, n);
+        let e = shard.entry(i).unwrap();
+        assert_eq!(e.token_len() as usize, n);
+        // The columns cut once read as each entry's view does.
+        assert_eq!(stats.token_len(i), e.token_len());
+        assert_eq!(stats.class(i).unwrap(), e.class().unwrap());
+        assert_eq!(stats.class(i).unwrap(), r.class);
     }
+    assert_eq!(stats.token_len(sel.records.len()), 0);
+    assert!(stats.class(sel.records.len()).is_err());
     assert_eq!(shard.postings("no-such-term").unwrap().len(), 0);
     let truncated = (0..shard.entry_count())
         .filter(|&i| shard.entry(i).unwrap().truncated())

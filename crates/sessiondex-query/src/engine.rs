@@ -1358,6 +1358,9 @@ impl Search<'_> {
                         if !shared || postings.peek().is_some() {
                             self.highlight.insert(term.clone());
                         }
+                        // Each posting's length and class read from their columns, cut once.
+                        let stats = shard.entry_stats().map_err(ce)?;
+                        let n_entries = shard.entry_count();
                         while let Some(p) = postings.next() {
                             let mut n = p.tf;
                             while let Some(q) = postings.next_if(|q| q.entry == p.entry) {
@@ -1367,8 +1370,12 @@ impl Search<'_> {
                                 continue;
                             }
                             self.df[0] += 1;
-                            let e = shard.entry(p.entry as usize).ok_or_else(corrupt)?;
-                            self.push_entry(slot, p.entry, e.token_len(), weight(&e)?, &[n]);
+                            let i = p.entry as usize;
+                            if i >= n_entries {
+                                return Err(corrupt());
+                            }
+                            let w = provenance_weight(stats.class(i).map_err(ce)?, ops);
+                            self.push_entry(slot, p.entry, stats.token_len(i), w, &[n]);
                         }
                         self.fuzzy_groups = shared_groups;
                         return Ok(());
@@ -1395,6 +1402,7 @@ impl Search<'_> {
                     }
                 }
                 hits.sort_by_key(|h| h.0);
+                let stats = shard.entry_stats().map_err(ce)?;
                 // One entry's run of hits at a time, its frequencies summed per group.
                 let mut tf = vec![0u32; ng];
                 let mut at = 0;
@@ -1424,8 +1432,12 @@ impl Search<'_> {
                         }
                     }
                     if terms_match(tf.iter().map(|&n| n > 0), self.v.matching) {
-                        let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
-                        self.push_entry(slot, entry, e.token_len(), weight(&e)?, tf);
+                        let i = entry as usize;
+                        if i >= shard.entry_count() {
+                            return Err(corrupt());
+                        }
+                        let w = provenance_weight(stats.class(i).map_err(ce)?, ops);
+                        self.push_entry(slot, entry, stats.token_len(i), w, tf);
                     }
                 }
                 self.fuzzy_groups = shared_groups;
