@@ -513,7 +513,8 @@ pub fn format_rfc3339_ms(ms: i64) -> Option<String> {
             v /= 10;
         }
     }
-    Some(out.iter().map(|&c| char::from(c)).collect())
+    // Every byte is an ASCII digit or separator: one copy, no char-by-char pushes.
+    std::str::from_utf8(&out).ok().map(str::to_owned)
 }
 
 #[cfg(test)]
