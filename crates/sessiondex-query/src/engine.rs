@@ -2613,6 +2613,8 @@ pub fn recall(
     let cold_follow: std::cell::OnceCell<SessionRecalls> = std::cell::OnceCell::new();
     for &(score, slot_k, entry, item) in items.iter().skip(offset).take(v.page_size as usize) {
         let slot = &slots[slot_k];
+        // The bound of the hit's call's args, when it is known without a walk over them.
+        let mut args_bound = None;
         let hit = match item {
             Item::Entry => {
                 let Some(shard) = &slot.shard else { continue };
@@ -2719,6 +2721,8 @@ pub fn recall(
                     }
                 };
                 let follow = calls.call(slot.file(), slot.source_hash(), slot.lineage());
+                args_bound =
+                    Some(calls.args_bound(slot.file(), slot.source_hash(), slot.lineage()));
                 Hit {
                     matched_terms: s.cold_terms.terms(&c.notes()),
                     matched_structural_entries: structural,
@@ -2751,10 +2755,14 @@ pub fn recall(
             }
         };
         debug_assert!(hit.json_len_bound() >= json_len(&hit));
+        debug_assert!(args_bound.is_none_or(|b| hit.json_len_bound_with(b) == hit.json_len_bound()));
         let mut len = if exact {
             json_len(&hit)
         } else {
-            hit.json_len_bound()
+            match args_bound {
+                Some(b) => hit.json_len_bound_with(b),
+                None => hit.json_len_bound(),
+            }
         } + 1;
         if !hits.is_empty() && used + len > MAX_PAGE_CHARS && !exact {
             exact = true;

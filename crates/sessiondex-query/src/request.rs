@@ -160,7 +160,7 @@ impl Scope {
             "project" => Some(Scope::Project),
             "global" => Some(Scope::Global),
             _ => {
-                let rest = s.strip_prefix("session:")?;
+                let rest = s.strip_prefix(SCOPE_PREFIX)?;
                 (!rest.trim().is_empty()).then(|| Scope::Explicit(rest.to_owned()))
             }
         }
@@ -179,7 +179,7 @@ impl fmt::Display for Scope {
             Scope::Session => f.write_str("session"),
             Scope::Project => f.write_str("project"),
             Scope::Global => f.write_str("global"),
-            Scope::Explicit(s) => write!(f, "session:{s}"),
+            Scope::Explicit(s) => write!(f, "{SCOPE_PREFIX}{s}"),
         }
     }
 }
@@ -884,8 +884,14 @@ impl Call {
 /// request instead of one per hit.
 #[derive(Debug, Clone)]
 pub(crate) struct SessionRecalls {
+    /// The request's fields, the three of a session's among them (null until set).
     base: serde_json::Map<String, Value>,
+    /// What [`json_value_len_bound`] gives for `base` without the three.
+    rest_bound: usize,
 }
+
+/// The keys a session's recall call sets.
+const SESSION_KEYS: [&str; 3] = ["scope", "sourceHash", "lineageFingerprint"];
 
 impl SessionRecalls {
     /// The calls of `req` (its own scope and hashes are replaced by each session's).
@@ -901,7 +907,13 @@ impl SessionRecalls {
             ..req.clone()
         };
         match serde_json::to_value(&rest).map_err(|e| shape_error(&e))? {
-            Value::Object(base) => Ok(SessionRecalls { base }),
+            Value::Object(mut base) => {
+                let rest_bound = json_value_len_bound_of_map(&base);
+                for k in SESSION_KEYS {
+                    base.insert(k.to_owned(), Value::Null);
+                }
+                Ok(SessionRecalls { base, rest_bound })
+            }
             _ => Err(Error::new(
                 ErrorCode::InvalidRequest,
                 "invalid request: it does not serialize as an object",
@@ -911,25 +923,43 @@ impl SessionRecalls {
 
     /// The call over the session of `file` at `source_hash` and `lineage`.
     pub(crate) fn call(&self, file: &str, source_hash: &str, lineage: &str) -> Call {
+        // The clone holds every key: the three values are set in place (inserting them
+        // took a key string each and a shift of the map's node).
         let mut args = self.base.clone();
-        args.insert(
-            "scope".to_owned(),
-            Value::String(Scope::Explicit(file.to_owned()).to_string()),
-        );
-        args.insert(
-            "sourceHash".to_owned(),
-            Value::String(source_hash.to_owned()),
-        );
-        args.insert(
-            "lineageFingerprint".to_owned(),
-            Value::String(lineage.to_owned()),
-        );
+        let mut scope = String::with_capacity(SCOPE_PREFIX.len() + file.len());
+        scope.push_str(SCOPE_PREFIX);
+        scope.push_str(file);
+        for (k, v) in
+            SESSION_KEYS
+                .into_iter()
+                .zip([scope, source_hash.to_owned(), lineage.to_owned()])
+        {
+            if let Some(slot) = args.get_mut(k) {
+                *slot = Value::String(v);
+            }
+        }
         Call {
             reference: CallRef::Recall.as_str().to_owned(),
             args: Value::Object(args),
         }
     }
+
+    /// What [`json_value_len_bound`] gives for the args of [`SessionRecalls::call`] with the
+    /// same session, without building them.
+    pub(crate) fn args_bound(&self, file: &str, source_hash: &str, lineage: &str) -> usize {
+        // Each key and value adds its key's string, a colon and a comma.
+        let keys: usize = SESSION_KEYS.iter().map(|k| json_str_len(k) + 2).sum();
+        self.rest_bound
+            + keys
+            + json_str_len(file)
+            + SCOPE_PREFIX.len()
+            + json_str_len(source_hash)
+            + json_str_len(lineage)
+    }
 }
+
+/// How an explicit scope starts ([`Scope::Explicit`] as a string).
+const SCOPE_PREFIX: &str = "session:";
 
 /// Stable coverage reason codes produced by the query engine (index and source readers add
 /// their own: `max_entry_chars`, `duplicate_entry_id`, ...).
@@ -1108,6 +1138,13 @@ impl Hit {
     /// serializing each hit.
     #[must_use]
     pub(crate) fn json_len_bound(&self) -> usize {
+        self.json_len_bound_with(json_value_len_bound(&self.follow.args))
+    }
+
+    /// [`Hit::json_len_bound`] with the bound of its call's args given
+    /// ([`SessionRecalls::args_bound`]).
+    #[must_use]
+    pub(crate) fn json_len_bound_with(&self, args_bound: usize) -> usize {
         // The keys of a hit (218 bytes with quotes, colon and comma), of its snippet (37)
         // and of its call (17), braces included.
         const KEYS: usize = 512;
@@ -1144,7 +1181,7 @@ impl Hit {
             + 2
             + self.matched_in.len() * (s("tool_output") + 1)
             + s(&self.follow.reference)
-            + json_value_len_bound(&self.follow.args)
+            + args_bound
     }
 }
 
@@ -1175,15 +1212,38 @@ fn json_value_len_bound(v: &Value) -> usize {
     match v {
         Value::Null => 4,
         Value::Bool(_) => 5,
-        Value::Number(n) => json_len(n),
+        Value::Number(n) => json_number_len(n),
         Value::String(s) => json_str_len(s),
         Value::Array(a) => 2 + a.iter().map(|x| json_value_len_bound(x) + 1).sum::<usize>(),
-        Value::Object(m) => {
-            2 + m
-                .iter()
-                .map(|(k, x)| json_str_len(k) + json_value_len_bound(x) + 2)
-                .sum::<usize>()
+        Value::Object(m) => json_value_len_bound_of_map(m),
+    }
+}
+
+/// [`json_value_len_bound`] of an object.
+fn json_value_len_bound_of_map(m: &serde_json::Map<String, Value>) -> usize {
+    2 + m
+        .iter()
+        .map(|(k, x)| json_str_len(k) + json_value_len_bound(x) + 2)
+        .sum::<usize>()
+}
+
+/// The length of `n` as serde_json writes it: an integer's digits (and sign) counted, a
+/// float written.
+fn json_number_len(n: &serde_json::Number) -> usize {
+    fn digits(mut u: u64) -> usize {
+        let mut d = 1;
+        while u >= 10 {
+            u /= 10;
+            d += 1;
         }
+        d
+    }
+    if let Some(u) = n.as_u64() {
+        digits(u)
+    } else if let Some(i) = n.as_i64() {
+        1 + digits(i.unsigned_abs())
+    } else {
+        json_len(n)
     }
 }
 
@@ -1537,10 +1597,39 @@ mod tests {
                 .unwrap();
                 assert_eq!(calls.call(file, hash, lineage), want);
                 assert_eq!(
+                    calls.args_bound(file, hash, lineage),
+                    json_value_len_bound(&want.args)
+                );
+                assert_eq!(
                     serde_json::to_string(&calls.call(file, hash, lineage)).unwrap(),
                     serde_json::to_string(&want).unwrap()
                 );
             }
+        }
+    }
+
+    /// A number's length is counted as serde_json writes it.
+    #[test]
+    fn number_lengths_are_as_written() {
+        let mut ns: Vec<Value> = vec![json!(0), json!(-0.0), json!(1.5), json!(-2.25e-300)];
+        for k in 0..20u32 {
+            let p = 10u64.pow(k);
+            ns.extend([json!(p - 1), json!(p)]);
+            for neg in [1 - i128::from(p), -i128::from(p)] {
+                if let Ok(i) = i64::try_from(neg) {
+                    ns.push(json!(i));
+                }
+            }
+        }
+        ns.extend([
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(i64::MAX),
+            json!(f64::MAX),
+        ]);
+        for n in ns {
+            let Value::Number(n) = n else { unreachable!() };
+            assert_eq!(json_number_len(&n), n.to_string().len(), "{n}");
         }
     }
 
