@@ -216,6 +216,10 @@ struct Search<'a> {
     /// Per literal query term, the catalog sessions holding it (ascending), when
     /// `candidate_sessions` read them.
     term_sessions: Option<Vec<Vec<u32>>>,
+    /// Every session `candidate_sessions` marked (ascending), when they are few (under a
+    /// 64th of the sessions) and it had them as lists: the candidates are found among these
+    /// instead of in a pass over the marks.
+    marked_few: Option<Vec<u32>>,
     /// The candidate sessions are those with records passing structural filters: a session
     /// left out adds nothing to the BM25 statistics (not its totals).
     filtered: bool,
@@ -547,9 +551,22 @@ fn add_incomplete_reasons(coverage: &mut Coverage, e: &sessiondex_core::catalog:
 /// [`Index::newest_first`] orders them. Few candidates (under a 64th of the sessions) are
 /// found by a pass over `cands` and sorted by [`Index::newest_rank`]; more by filtering the
 /// whole order, one look per session (sorting 400 of 4,212 by rank took three times as long).
-fn candidates_newest_first(index: &Index, cands: &[bool]) -> Vec<usize> {
+///
+/// `few`, when given, holds every marked session (and maybe some no longer marked): the
+/// candidates are those of it still marked, and no pass over `cands` is made.
+fn candidates_newest_first(index: &Index, cands: &[bool], few: Option<&[u32]>) -> Vec<usize> {
     let is_cand = |i: usize| cands.get(i).copied().unwrap_or(true);
     let n = index.entries().len();
+    if let Some(few) = few.filter(|_| cands.len() >= n) {
+        let rank = index.newest_rank();
+        let mut picked: Vec<usize> = few
+            .iter()
+            .map(|&i| i as usize)
+            .filter(|&i| i < n && is_cand(i))
+            .collect();
+        picked.sort_unstable_by_key(|&i| rank.get(i).copied().unwrap_or(u32::MAX));
+        return picked;
+    }
     let marked = cands.get(..n).unwrap_or(cands);
     let count = count_flags(marked) + n.saturating_sub(cands.len());
     if count < n / 64 {
@@ -737,10 +754,21 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
         }
         s.term_sessions = Some(lists);
     }
+    let mut with_key = Vec::new();
     if let Some(key) = s.px.id_key() {
-        let with_key = cat.sessions_with_id_key(&key).map_err(ce)?;
+        with_key = cat.sessions_with_id_key(&key).map_err(ce)?;
         s.id_walk = Some(walk_set(cat.len(), &with_key));
         mark(&mut out, &with_key);
+    }
+    if let (false, Some(lists)) = (*fuzzy, &s.term_sessions) {
+        let listed = lists.iter().map(Vec::len).sum::<usize>() + with_key.len();
+        if listed < cat.len() / 64 {
+            let mut few: Vec<u32> = lists.iter().flatten().copied().collect();
+            few.extend_from_slice(&with_key);
+            few.sort_unstable();
+            few.dedup();
+            s.marked_few = Some(few);
+        }
     }
     Ok(Some(out))
 }
@@ -2185,6 +2213,7 @@ pub fn recall(
         px: precision::Precision::new(&v),
         fuzzy_groups: None,
         term_sessions: None,
+        marked_few: None,
         filtered: false,
         regex_terms: None,
         phrase_terms: None,
@@ -2269,7 +2298,7 @@ pub fn recall(
                 narrow_all(&mut s, index, c);
             }
             let list: Vec<usize> = if let (Some(c), Some(_)) = (&cands, totals) {
-                candidates_newest_first(index, c)
+                candidates_newest_first(index, c, s.marked_few.as_deref())
             } else if every {
                 order.iter().map(|&i| i as usize).collect()
             } else {
@@ -3159,10 +3188,21 @@ mod prefilter_tests {
                 .filter(|&i| cands.get(i).copied().unwrap_or(true))
                 .collect();
             assert_eq!(
-                super::candidates_newest_first(index, &cands),
+                super::candidates_newest_first(index, &cands, None),
                 want,
                 "{round}"
             );
+            if len == n {
+                // Every marked session listed, with some unmarked ones among them.
+                let few: Vec<u32> = (0..n as u32)
+                    .filter(|&i| cands[i as usize] || (i as u64 + seed).is_multiple_of(5))
+                    .collect();
+                assert_eq!(
+                    super::candidates_newest_first(index, &cands, Some(&few)),
+                    want,
+                    "{round}, listed"
+                );
+            }
         }
     }
 
