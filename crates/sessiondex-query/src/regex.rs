@@ -145,6 +145,36 @@ impl HaystackBudget {
     }
 }
 
+/// A lazy DFA's cache, kept between the searches of one regex: a page's hits each find their
+/// spans, and a fresh cache per search (its allocation, and the states it learns again) was
+/// about a twelfth of a prefix regex's call over 200 MB. Taken out for a search and put back
+/// after, so searches on two threads at once each have one (the second a fresh one). A clone
+/// starts empty.
+#[derive(Debug, Default)]
+struct CacheSlot(std::sync::Mutex<Option<hybrid::dfa::Cache>>);
+
+impl Clone for CacheSlot {
+    fn clone(&self) -> CacheSlot {
+        CacheSlot::default()
+    }
+}
+
+impl CacheSlot {
+    /// Runs `f` with the kept cache of `dfa` (every call passes the same DFA), or a new one.
+    fn with<T>(&self, dfa: &hybrid::dfa::DFA, f: impl FnOnce(&mut hybrid::dfa::Cache) -> T) -> T {
+        let lock = || {
+            self.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        let kept = lock().take();
+        let mut cache = kept.unwrap_or_else(|| dfa.create_cache());
+        let out = f(&mut cache);
+        *lock() = Some(cache);
+        out
+    }
+}
+
 /// A pattern compiled to a bounded forward DFA (and, on first need, a reverse lazy DFA).
 #[derive(Debug, Clone)]
 pub struct CompiledRegex {
@@ -161,6 +191,8 @@ pub struct CompiledRegex {
     /// The reverse lazy DFA that finds where a match starts; `None` when it cannot be built
     /// under the limits (matches are then not highlighted).
     rev: OnceLock<Option<hybrid::dfa::DFA>>,
+    /// The cache of `rev`, kept between searches.
+    rev_cache: CacheSlot,
     /// Forward and reverse lazy DFAs of `full_hir`, built on the first text that needs them.
     full: OnceLock<Option<(hybrid::dfa::DFA, hybrid::dfa::DFA)>>,
     fst_prefix: bool,
@@ -278,6 +310,7 @@ impl CompiledRegex {
             full_hir,
             limits: *limits,
             rev: OnceLock::new(),
+            rev_cache: CacheSlot::default(),
             full: OnceLock::new(),
         })
     }
@@ -403,14 +436,15 @@ impl CompiledRegex {
         let Some(rev) = self.reverse() else {
             return Vec::new();
         };
-        let mut cache = rev.create_cache();
-        match_spans(
-            text,
-            max,
-            self.fwd.is_always_start_anchored(),
-            |input| self.fwd.try_search_fwd(input),
-            |input| rev.try_search_rev(&mut cache, input),
-        )
+        self.rev_cache.with(rev, |cache| {
+            match_spans(
+                text,
+                max,
+                self.fwd.is_always_start_anchored(),
+                |input| self.fwd.try_search_fwd(input),
+                |input| rev.try_search_rev(cache, input),
+            )
+        })
     }
 
     /// How many matches [`CompiledRegex::find_spans`] finds in normalized (NFKC) `text` (at
