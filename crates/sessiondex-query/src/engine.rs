@@ -558,13 +558,14 @@ fn candidates_newest_first(index: &Index, cands: &[bool], few: Option<&[u32]>) -
     let is_cand = |i: usize| cands.get(i).copied().unwrap_or(true);
     let n = index.entries().len();
     if let Some(few) = few.filter(|_| cands.len() >= n) {
-        let rank = index.newest_rank();
-        let mut picked: Vec<usize> = few
-            .iter()
-            .map(|&i| i as usize)
-            .filter(|&i| i < n && is_cand(i))
-            .collect();
-        picked.sort_unstable_by_key(|&i| rank.get(i).copied().unwrap_or(u32::MAX));
+        let mut picked: Vec<usize> = Vec::with_capacity(few.len());
+        for &i in few {
+            let i = i as usize;
+            if i < n && is_cand(i) {
+                picked.push(i);
+            }
+        }
+        sort_newest_first(index, &mut picked);
         return picked;
     }
     let marked = cands.get(..n).unwrap_or(cands);
@@ -590,8 +591,7 @@ fn candidates_newest_first(index: &Index, cands: &[bool], few: Option<&[u32]>) -
                 .map(|(j, _)| tail + j),
         );
         picked.extend(marked.len()..n);
-        let rank = index.newest_rank();
-        picked.sort_unstable_by_key(|&i| rank.get(i).copied().unwrap_or(u32::MAX));
+        sort_newest_first(index, &mut picked);
         return picked;
     }
     index
@@ -600,6 +600,13 @@ fn candidates_newest_first(index: &Index, cands: &[bool], few: Option<&[u32]>) -
         .map(|&i| i as usize)
         .filter(|&i| is_cand(i))
         .collect()
+}
+
+/// Sorts sessions newest first by [`Index::newest_rank`] (one sort for both ways of
+/// [`candidates_newest_first`]: each sort of its own is kilobytes of the browser build).
+fn sort_newest_first(index: &Index, sessions: &mut [usize]) {
+    let rank = index.newest_rank();
+    sessions.sort_unstable_by_key(|&i| rank.get(i).copied().unwrap_or(u32::MAX));
 }
 
 /// Eight flags (`c` holds 8) as the bytes of a word, each 0 or 1.
@@ -763,7 +770,10 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
     if let (false, Some(lists)) = (*fuzzy, &s.term_sessions) {
         let listed = lists.iter().map(Vec::len).sum::<usize>() + with_key.len();
         if listed < cat.len() / 64 {
-            let mut few: Vec<u32> = lists.iter().flatten().copied().collect();
+            let mut few: Vec<u32> = Vec::with_capacity(listed);
+            for list in lists {
+                few.extend_from_slice(list);
+            }
             few.extend_from_slice(&with_key);
             few.sort_unstable();
             few.dedup();

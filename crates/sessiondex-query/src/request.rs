@@ -929,11 +929,11 @@ impl SessionRecalls {
         let mut scope = String::with_capacity(SCOPE_PREFIX.len() + file.len());
         scope.push_str(SCOPE_PREFIX);
         scope.push_str(file);
-        for (k, v) in
-            SESSION_KEYS
-                .into_iter()
-                .zip([scope, source_hash.to_owned(), lineage.to_owned()])
-        {
+        for (k, v) in [
+            (SESSION_KEYS[0], scope),
+            (SESSION_KEYS[1], source_hash.to_owned()),
+            (SESSION_KEYS[2], lineage.to_owned()),
+        ] {
             if let Some(slot) = args.get_mut(k) {
                 *slot = Value::String(v);
             }
@@ -1144,6 +1144,7 @@ impl Hit {
     /// [`Hit::json_len_bound`] with the bound of its call's args given
     /// ([`SessionRecalls::args_bound`]).
     #[must_use]
+    #[inline(never)]
     pub(crate) fn json_len_bound_with(&self, args_bound: usize) -> usize {
         // The keys of a hit (218 bytes with quotes, colon and comma), of its snippet (37)
         // and of its call (17), braces included.
