@@ -142,7 +142,8 @@ impl Memory {
     }
 
     /// Brings the index of a branch mode up to date with the sources, within the budgets.
-    /// `progress` receives `(done, total)` session files.
+    /// The work runs on a thread of its own; `progress` receives `(done, total)` session
+    /// files on the calling thread (at most about every 20 ms, last `(total, total)`).
     ///
     /// # Errors
     ///
