@@ -330,20 +330,22 @@ fn apart<T: Send>(
         let Ok(handle) = spawned else {
             return None;
         };
-        while !finished.load(Ordering::Acquire) {
-            std::thread::park_timeout(PROGRESS_EVERY);
+        loop {
+            // Seen finished before the last look: every count was reported before it.
+            let ended = finished.load(Ordering::Acquire);
             if let Some((done, total)) = take(&latest) {
                 progress(done, total);
             }
+            if ended {
+                break;
+            }
+            std::thread::park_timeout(PROGRESS_EVERY);
         }
         match handle.join() {
             Ok(out) => out,
             Err(panic) => std::panic::resume_unwind(panic),
         }
     });
-    if let Some((done, total)) = take(&latest) {
-        progress(done, total);
-    }
     match out {
         Some(out) => out,
         None => match work.into_inner().unwrap_or_else(PoisonError::into_inner) {
