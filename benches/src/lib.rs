@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod gen;
+pub mod probe;
 pub mod queries;
 pub mod relevance;
 pub mod rng;

@@ -6,6 +6,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use sessiondex_bench::compare::{compare, run_system, CompareOptions};
 use sessiondex_bench::gen::{generate, parse_size, GenOptions};
+use sessiondex_bench::probe;
 use sessiondex_bench::relevance::{self, RelevanceOptions};
 
 #[derive(Parser)]
@@ -74,6 +75,25 @@ enum Cmd {
         /// Scratch directory (default: a new one under the system temp dir, removed after).
         #[arg(long)]
         work: Option<PathBuf>,
+    },
+    /// sessiondex alone over an index kept in --work: each query's total, page hash, p50 and
+    /// fastest call (binary against binary: the same hashes are the same pages).
+    Probe {
+        /// A corpus written by `gen`.
+        #[arg(long)]
+        corpus: PathBuf,
+        /// The index directory (synced from the corpus when empty, reused after).
+        #[arg(long)]
+        work: PathBuf,
+        /// Only the queries whose id contains this.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Timed calls per query.
+        #[arg(long, default_value_t = 300)]
+        reps: usize,
+        /// Every session hot (else the default tiers).
+        #[arg(long)]
+        all_hot: bool,
     },
     /// Run one system in this process and print its result as JSON (used by `compare`).
     #[command(name = "__system", hide = true)]
@@ -193,6 +213,22 @@ fn main() -> anyhow::Result<()> {
                     std::process::exit(1);
                 }
             }
+        }
+        Cmd::Probe {
+            corpus,
+            work,
+            filter,
+            reps,
+            all_hot,
+        } => {
+            let lines = probe::probe(&probe::ProbeOptions {
+                corpus,
+                work,
+                filter,
+                reps,
+                all_hot,
+            })?;
+            print!("{}", probe::render(&lines));
         }
         Cmd::System {
             name,

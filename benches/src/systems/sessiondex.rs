@@ -34,13 +34,7 @@ impl Sessiondex {
     /// A system; `all_hot` raises `hotSessions` and the sync budgets past any corpus.
     #[must_use]
     pub fn new(all_hot: bool) -> Sessiondex {
-        let mut config = Config::default();
-        if all_hot {
-            config.hot_sessions = 1_000_000;
-            config.max_sessions = 1_000_000;
-            config.max_sync_sessions = 1_000_000;
-            config.max_sync_source_bytes = u64::MAX;
-        }
+        let config = Self::config(all_hot);
         let opts = engine_options(&config);
         Sessiondex {
             config,
@@ -53,6 +47,20 @@ impl Sessiondex {
             hot_sessions: 0,
             expand_anchor: None,
         }
+    }
+
+    /// The default configuration, or with `all_hot` `hotSessions` and the sync budgets past
+    /// any corpus.
+    #[must_use]
+    pub fn config(all_hot: bool) -> Config {
+        let mut config = Config::default();
+        if all_hot {
+            config.hot_sessions = 1_000_000;
+            config.max_sessions = 1_000_000;
+            config.max_sync_sessions = 1_000_000;
+            config.max_sync_source_bytes = u64::MAX;
+        }
+        config
     }
 
     /// The recall request of a query: global scope, a page of 10.

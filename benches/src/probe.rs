@@ -1,0 +1,171 @@
+//! `sessiondex-bench probe`: sessiondex alone, recall by recall, on an index kept between runs.
+//!
+//! `compare` builds every system anew and reports a class's percentiles; a change to recall is
+//! judged better by running the same queries many times over one opened index, binary against
+//! binary, and by checking that no answer moved. For every query of `queries.json` (or those
+//! whose id holds `--filter`) the probe prints the page's total, a hash of the page's JSON (the
+//! hits, their order, snippets, follow calls and coverage) and the p50 and minimum of `--reps`
+//! calls. Two binaries that print the same hashes gave the same pages.
+
+use std::fmt::Write as _;
+use std::hash::Hasher;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use sessiondex::query::engine;
+use sessiondex::query::index::Index;
+use sessiondex::query::QueryContext;
+use sessiondex::source::Branches;
+use sessiondex::{engine_options, Config, Memory};
+
+use crate::compare::percentile;
+use crate::queries::QueryFile;
+use crate::systems::sessiondex::Sessiondex;
+
+/// Options of [`probe`].
+#[derive(Debug, Clone)]
+pub struct ProbeOptions {
+    /// A corpus written by `gen` (with `queries.json`).
+    pub corpus: PathBuf,
+    /// The index directory: synced from the corpus when it holds no index yet, reused after.
+    pub work: PathBuf,
+    /// Only the queries whose id contains this.
+    pub filter: Option<String>,
+    /// Timed calls per query (after one untimed call).
+    pub reps: usize,
+    /// Every session hot, as `compare`'s `sessiondex` system; else the default tiers.
+    pub all_hot: bool,
+}
+
+/// One query's line of the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeLine {
+    /// The query's id (`rare_term/zqrare03`).
+    pub id: String,
+    /// The page's `total`.
+    pub total: u64,
+    /// FNV-1a of the page's JSON.
+    pub hash: u64,
+    /// Median call, microseconds.
+    pub p50_us: f64,
+    /// Fastest call, microseconds.
+    pub min_us: f64,
+}
+
+/// FNV-1a, 64 bits: stable across processes and Rust versions (the std hasher is not).
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+fn page_hash(json: &[u8]) -> u64 {
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    h.write(json);
+    h.finish()
+}
+
+/// Syncs the corpus into `work` until no budget holds a session back.
+fn sync_all(config: &Config, corpus: &Path, work: &Path) -> anyhow::Result<()> {
+    let memory = Memory::open(
+        config.clone(),
+        Some(vec![corpus.to_path_buf()]),
+        Some(work.to_path_buf()),
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    loop {
+        let r = memory
+            .sync(Branches::Active, &mut |_, _| {})
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if r.failed > 0 {
+            bail!("{} session files failed to index", r.failed);
+        }
+        if r.indexed == 0 {
+            return Ok(());
+        }
+    }
+}
+
+/// Runs the probe; the lines in query order.
+///
+/// # Errors
+///
+/// When the corpus or its queries cannot be read, the sync fails, or a recall fails.
+pub fn probe(opts: &ProbeOptions) -> anyhow::Result<Vec<ProbeLine>> {
+    let queries = QueryFile::load(&opts.corpus.join("queries.json"))?;
+    let config = Sessiondex::config(opts.all_hot);
+    std::fs::create_dir_all(&opts.work)
+        .with_context(|| format!("creating {}", opts.work.display()))?;
+    sync_all(&config, &opts.corpus, &opts.work)?;
+    let index = Index::open(&opts.work, Branches::Active).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let eopts = engine_options(&config);
+    let ctx = QueryContext::default();
+    let mut lines = Vec::new();
+    for q in queries.iter() {
+        if opts.filter.as_deref().is_some_and(|f| !q.id.contains(f)) {
+            continue;
+        }
+        let req = Sessiondex::request(q);
+        let page = engine::recall(&index, &eopts, &ctx, &req)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", q.id))?;
+        let json = serde_json::to_vec(&page)?;
+        let mut samples = Vec::with_capacity(opts.reps);
+        for _ in 0..opts.reps.max(1) {
+            let t = Instant::now();
+            let p = engine::recall(&index, &eopts, &ctx, &req)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", q.id))?;
+            samples.push(t.elapsed().as_secs_f64() * 1e6);
+            drop(p);
+        }
+        samples.sort_by(f64::total_cmp);
+        lines.push(ProbeLine {
+            id: q.id.clone(),
+            total: page.total,
+            hash: page_hash(&json),
+            p50_us: percentile(&samples, 0.50),
+            min_us: samples.first().copied().unwrap_or(0.0),
+        });
+    }
+    Ok(lines)
+}
+
+/// The report: one line per query, `id total hash p50 min`.
+#[must_use]
+pub fn render(lines: &[ProbeLine]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<44} {:>8} {:>16} {:>10} {:>10}",
+        "query", "total", "page hash", "p50 us", "min us"
+    );
+    for l in lines {
+        let _ = writeln!(
+            out,
+            "{:<44} {:>8} {:>16x} {:>10.1} {:>10.1}",
+            l.id, l.total, l.hash, l.p50_us, l.min_us
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_matches_its_reference_values() {
+        // The published FNV-1a 64 test vectors.
+        assert_eq!(page_hash(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(page_hash(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(page_hash(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+}
