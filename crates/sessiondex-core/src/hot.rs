@@ -916,6 +916,13 @@ impl<'a> StringIds<'a> {
         (id != NONE).then_some(id)
     }
 
+    /// Every entry's id as its raw little-endian word, `u32::MAX` when absent (for scans
+    /// that compare whole blocks of ids at once).
+    #[must_use]
+    pub fn words(&self) -> &'a [[u8; 4]] {
+        self.bytes.as_chunks::<4>().0
+    }
+
     /// Every entry's id in order, `None` when absent.
     pub fn iter(&self) -> impl Iterator<Item = Option<u32>> + 'a {
         self.bytes.as_chunks::<4>().0.iter().map(|&b| {

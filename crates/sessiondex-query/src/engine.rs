@@ -470,28 +470,109 @@ fn filter_candidates(
         if ids.len() != n {
             return Err(corrupt());
         }
-        let mut memo = IdMemo::new();
-        let mut keep = |id: Option<u32>| memo.passes(m, shard, id);
         let mut kept = Vec::new();
         match cands {
             Some(c) => {
+                let mut memo = IdMemo::new();
                 for i in c {
-                    if keep(ids.get(i as usize))? {
+                    if memo.passes(m, shard, ids.get(i as usize))? {
                         kept.push(i);
                     }
                 }
             }
-            None => {
-                for (i, id) in (0u32..).zip(ids.iter()) {
-                    if keep(id)? {
-                        kept.push(i);
-                    }
-                }
-            }
+            None => scan_ids(ids.words(), m, shard, &mut kept)?,
         }
         cands = Some(kept);
     }
     Ok(cands)
+}
+
+/// Ids a block of [`scan_ids`] compares at once.
+const SCAN_LANES: usize = 64;
+/// Distinct ids [`scan_ids`] keeps known; past them the rest of the column is read one id at
+/// a time through an [`IdMemo`].
+const SCAN_KNOWN: usize = 16;
+
+/// The id of an absent value in a string-id column.
+const NO_ID: u32 = u32::MAX;
+
+/// Sets `flags[j]` to 1 where lane `j` of `vals` holds one of `ids` (a loop the compiler
+/// turns into vector compares).
+fn flag_lanes(flags: &mut [u8; SCAN_LANES], vals: &[u32; SCAN_LANES], ids: &[u32]) {
+    for &id in ids {
+        for (f, &v) in flags.iter_mut().zip(vals) {
+            *f |= u8::from(v == id);
+        }
+    }
+}
+
+/// The flags (bytes 0 or 1) as bits, flag `j` at bit `j`: each 8 flags through a multiply
+/// that moves byte k's bit to bit 56 + k, with nothing carried.
+fn flag_bits(flags: &[u8; SCAN_LANES]) -> u64 {
+    let mut bits = 0u64;
+    for (w, word) in flags.as_chunks::<8>().0.iter().enumerate() {
+        bits |= (u64::from_le_bytes(*word).wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * w);
+    }
+    bits
+}
+
+/// Appends to `out`, ascending, the entries whose id in `words` (a whole string-id column)
+/// passes `m`, which has a wanted value. A column of tools, roles or actions holds a handful
+/// of distinct ids, so each block of ids is compared at once against the ids already known to
+/// pass or fail (vector compares), and only an id not seen before is decided, once, through
+/// `m`. A column with more distinct ids than [`SCAN_KNOWN`] goes on one id at a time. Either
+/// way an entry is kept exactly when [`IdMemo::passes`] passes it, and an id past the string
+/// table fails the call as there, when first met.
+fn scan_ids(
+    words: &[[u8; 4]],
+    m: &mut SidMatch<'_>,
+    shard: &HotShard<Bytes>,
+    out: &mut Vec<u32>,
+) -> Result<(), Error> {
+    let mut pass: Vec<u32> = Vec::with_capacity(SCAN_KNOWN);
+    // An absent value fails a set filter.
+    let mut fail: Vec<u32> = vec![NO_ID];
+    let (blocks, mut rest) = words.as_chunks::<SCAN_LANES>();
+    let mut done = 0usize;
+    for block in blocks {
+        if pass.len() + fail.len() > SCAN_KNOWN {
+            rest = &words[done..];
+            break;
+        }
+        let vals: [u32; SCAN_LANES] = std::array::from_fn(|j| u32::from_le_bytes(block[j]));
+        let mut flags = [0u8; SCAN_LANES];
+        flag_lanes(&mut flags, &vals, &pass);
+        let mut hit = flag_bits(&flags);
+        flag_lanes(&mut flags, &vals, &fail);
+        let mut unknown = !flag_bits(&flags);
+        while unknown != 0 {
+            let id = vals[unknown.trailing_zeros() as usize];
+            let mut same = [0u8; SCAN_LANES];
+            flag_lanes(&mut same, &vals, &[id]);
+            let same = flag_bits(&same);
+            if m.passes(shard, Some(id))? {
+                hit |= same;
+                pass.push(id);
+            } else {
+                fail.push(id);
+            }
+            unknown &= !same;
+        }
+        let at = u32::try_from(done).map_err(|_| corrupt())?;
+        while hit != 0 {
+            out.push(at + hit.trailing_zeros());
+            hit &= hit - 1;
+        }
+        done += SCAN_LANES;
+    }
+    let mut memo = IdMemo::new();
+    for (k, w) in rest.iter().enumerate() {
+        let id = u32::from_le_bytes(*w);
+        if memo.passes(m, shard, (id != NO_ID).then_some(id))? {
+            out.push(u32::try_from(done + k).map_err(|_| corrupt())?);
+        }
+    }
+    Ok(())
 }
 
 /// The term frequencies of `c` in [`Search::entry_tfs`].
@@ -1300,6 +1381,25 @@ impl Search<'_> {
             let walk = Walk { slot, walk_ids };
             let mut kept = Vec::new();
             match filter_candidates(self.v, shard, &mut filters)? {
+                // What `admit` does for each picked entry when it has no time to check, no
+                // pairing, no id to note and no field group to look at: each is a document
+                // of BM25's, its length read from the column.
+                Some(cands)
+                    if pairing.is_none()
+                        && !has_time(self.v)
+                        && !(walk_ids && self.px.notes_entries())
+                        && self.px.groups.is_all() =>
+                {
+                    let stats = shard.entry_stats().map_err(ce)?;
+                    for &i in &cands {
+                        if i as usize >= n {
+                            return Err(corrupt());
+                        }
+                        self.total_len += u64::from(stats.token_len(i as usize));
+                    }
+                    self.docs += cands.len() as u64;
+                    kept = cands;
+                }
                 Some(cands) => {
                     for i in cands {
                         if self.admit(shard, i as usize, &mut filters, &walk, true, &mut pairing)? {
@@ -3212,6 +3312,141 @@ mod prefilter_tests {
                     want,
                     "{round}, listed"
                 );
+            }
+        }
+    }
+
+    /// A pi session of `calls` tool calls (each with its result), call k naming tool
+    /// `tool{k % distinct}` and holding `marker` when k is a multiple of 3.
+    fn tool_session(calls: usize, distinct: usize) -> Vec<u8> {
+        let mut out = String::from(
+            r#"{"type":"session","version":3,"id":"019a4c1e-0000-7c3d-9e10-4a2b3c4d5e6f","timestamp":"2026-11-02T09:14:03.120Z","cwd":"/w"}"#,
+        );
+        out.push('\n');
+        let mut parent = "null".to_owned();
+        for k in 0..calls {
+            let tool = format!("tool{}", k % distinct);
+            let word = if k % 3 == 0 { "marker" } else { "plain" };
+            let (a, t) = (format!("a{k:06}"), format!("t{k:06}"));
+            out.push_str(&format!(
+                r#"{{"type":"message","id":"{a}","parentId":{parent},"timestamp":"2026-11-02T09:14:15.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"step {word}"}},{{"type":"toolCall","id":"c{k}","name":"{tool}","arguments":{{"path":"f{k}"}}}}],"provider":"p","model":"m","stopReason":"toolUse","timestamp":1793610855000}}}}"#
+            ));
+            out.push('\n');
+            out.push_str(&format!(
+                r#"{{"type":"message","id":"{t}","parentId":"{a}","timestamp":"2026-11-02T09:14:15.200Z","message":{{"role":"toolResult","toolCallId":"c{k}","toolName":"{tool}","isError":{},"content":[{{"type":"text","text":"out {word}"}}],"timestamp":1793610855200}}}}"#,
+                k % 4 == 0
+            ));
+            out.push('\n');
+            parent = format!("\"{t}\"");
+        }
+        out.into_bytes()
+    }
+
+    /// The block scan of a string-id column keeps exactly the entries a one-at-a-time look
+    /// keeps: columns of a few distinct tools and of more than it keeps known (the rest one
+    /// at a time), lengths around the block's, every tool wanted and one absent.
+    #[test]
+    fn block_scans_of_ids_are_scans_one_at_a_time() {
+        use sessiondex_core::hot::{HotShard, StrField};
+
+        use super::{scan_ids, Bytes, IdMemo, SidMatch, SCAN_KNOWN};
+        for (calls, distinct) in [
+            (20, 3),
+            (31, 2),
+            (32, 5),
+            (33, 5),
+            (200, 3),
+            (200, SCAN_KNOWN - 2),
+            (200, SCAN_KNOWN + 1),
+            (300, 40),
+        ] {
+            let bytes = tool_session(calls, distinct);
+            let opts = sessiondex_source::ReadOptions::default();
+            let s = sessiondex_source::read_bytes("t.jsonl", &bytes, &opts).unwrap();
+            let sel = s.select(Branches::Active);
+            let built =
+                sessiondex_core::hot::build(&s.meta, &sel, &sessiondex_core::Policy::default())
+                    .unwrap();
+            let shard = HotShard::open(Bytes::Owned(built)).unwrap();
+            let ids = shard.string_ids(StrField::Tool).unwrap();
+            assert!(ids.len() >= 2 * calls, "{}", ids.len());
+            let wants: Vec<String> = (0..distinct)
+                .map(|k| format!("tool{k}"))
+                .chain(["absent".to_owned()])
+                .collect();
+            for want in &wants {
+                let mut m = SidMatch::new(Some(want.as_str()));
+                let mut got = Vec::new();
+                scan_ids(ids.words(), &mut m, &shard, &mut got).unwrap();
+                let mut m = SidMatch::new(Some(want.as_str()));
+                let mut memo = IdMemo::new();
+                let one: Vec<u32> = (0u32..)
+                    .zip(ids.iter())
+                    .filter(|&(_, id)| memo.passes(&mut m, &shard, id).unwrap())
+                    .map(|(i, _)| i)
+                    .collect();
+                assert_eq!(got, one, "{calls} calls, {distinct} tools, {want}");
+                let expected = if want == "absent" {
+                    0
+                } else {
+                    2 * (0..calls)
+                        .filter(|k| format!("tool{}", k % distinct) == *want)
+                        .count()
+                };
+                assert_eq!(
+                    got.len(),
+                    expected,
+                    "{calls} calls, {distinct} tools, {want}"
+                );
+            }
+        }
+    }
+
+    /// A long session's tool filter (the block scan, then the picked entries counted without
+    /// a view each) gives the pages of a walk over every entry, with and without a query,
+    /// with an outcome too, over a column of few tools and one of many.
+    #[test]
+    fn tool_filters_of_long_sessions_give_the_walks_pages() {
+        for distinct in [3, 40] {
+            let mut m = MemoryIndex::new(MemoryConfig {
+                hot_sessions: Some(10_000),
+                ..MemoryConfig::default()
+            });
+            m.add_file("/w/s.jsonl", &tool_session(300, distinct))
+                .unwrap();
+            let opts = m.engine_options();
+            let index = m.index(Branches::Active).unwrap();
+            for tool in ["tool0", "tool2", "absent"] {
+                for extra in [
+                    serde_json::json!({}),
+                    serde_json::json!({"query": "marker"}),
+                    serde_json::json!({"query": "marker plain", "queryMatch": "all"}),
+                    serde_json::json!({"query": "marker", "outcome": "failed"}),
+                    serde_json::json!({"outcome": "failed"}),
+                ] {
+                    let mut j = serde_json::json!({"scope": "global", "tool": tool, "pageSize": 7});
+                    for (k, v) in extra.as_object().unwrap() {
+                        j[k] = v.clone();
+                    }
+                    let req = RecallRequest::from_json(&j).unwrap();
+                    let page = same_page(index, &opts, &req, &j.to_string());
+                    let calls = (0..300).filter(|k| format!("tool{}", k % distinct) == tool);
+                    let want = match (j.get("query").is_some(), j.get("outcome").is_some()) {
+                        // Calls and results of the tool.
+                        (false, false) => 2 * calls.count(),
+                        // The results of every third call (a call's text is its arguments).
+                        (true, false) if j["queryMatch"] != "all" => {
+                            calls.filter(|k| k % 3 == 0).count()
+                        }
+                        // No record holds both words.
+                        (true, false) => 0,
+                        // The failed calls (every fourth): with a query the results holding
+                        // it, without one each call once (its result defers to it).
+                        (true, true) => calls.filter(|k| k % 12 == 0).count(),
+                        (false, true) => calls.filter(|k| k % 4 == 0).count(),
+                    };
+                    assert_eq!(page.total, want as u64, "{j}");
+                }
             }
         }
     }
