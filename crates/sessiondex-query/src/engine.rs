@@ -489,26 +489,15 @@ fn filter_candidates(
 
 /// Ids a block of [`scan_ids`] compares at once.
 const SCAN_LANES: usize = 64;
-/// Distinct ids [`scan_ids`] keeps known; past them the rest of the column is read one id at
-/// a time through an [`IdMemo`].
-const SCAN_KNOWN: usize = 16;
 
 /// The id of an absent value in a string-id column.
 const NO_ID: u32 = u32::MAX;
 
-/// Sets `flags[j]` to 1 where lane `j` of `vals` holds one of `ids` (a loop the compiler
-/// turns into vector compares).
-fn flag_lanes(flags: &mut [u8; SCAN_LANES], vals: &[u32; SCAN_LANES], ids: &[u32]) {
-    for &id in ids {
-        for (f, &v) in flags.iter_mut().zip(vals) {
-            *f |= u8::from(v == id);
-        }
-    }
-}
-
-/// The flags (bytes 0 or 1) as bits, flag `j` at bit `j`: each 8 flags through a multiply
-/// that moves byte k's bit to bit 56 + k, with nothing carried.
-fn flag_bits(flags: &[u8; SCAN_LANES]) -> u64 {
+/// Bit `j` set where lane `j` of `vals` holds `id`: the lanes compared at once (vector
+/// compares), then each 8 flags, as bytes 0 or 1, to 8 bits through a multiply that moves
+/// byte k's bit to bit 56 + k, with nothing carried.
+fn lanes_equal(vals: &[u32; SCAN_LANES], id: u32) -> u64 {
+    let flags: [u8; SCAN_LANES] = std::array::from_fn(|j| u8::from(vals[j] == id));
     let mut bits = 0u64;
     for (w, word) in flags.as_chunks::<8>().0.iter().enumerate() {
         bits |= (u64::from_le_bytes(*word).wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * w);
@@ -517,46 +506,34 @@ fn flag_bits(flags: &[u8; SCAN_LANES]) -> u64 {
 }
 
 /// Appends to `out`, ascending, the entries whose id in `words` (a whole string-id column)
-/// passes `m`, which has a wanted value. A column of tools, roles or actions holds a handful
-/// of distinct ids, so each block of ids is compared at once against the ids already known to
-/// pass or fail (vector compares), and only an id not seen before is decided, once, through
-/// `m`. A column with more distinct ids than [`SCAN_KNOWN`] goes on one id at a time. Either
-/// way an entry is kept exactly when [`IdMemo::passes`] passes it, and an id past the string
-/// table fails the call as there, when first met.
+/// passes `m`, which has a wanted value: what [`IdMemo::passes`] keeps, one entry at a time,
+/// with the two ids most entries hold compared a block at a time. A built shard interns its
+/// strings, so the first id found to pass is the wanted value's only one, and absent values
+/// (no tool, say) fail; each block's lanes holding either are decided by vector compares, and
+/// only the others (other tools) go through the memo. An id past the string table fails the
+/// call as there, when first met.
 fn scan_ids(
     words: &[[u8; 4]],
     m: &mut SidMatch<'_>,
     shard: &HotShard<Bytes>,
     out: &mut Vec<u32>,
 ) -> Result<(), Error> {
-    let mut pass: Vec<u32> = Vec::with_capacity(SCAN_KNOWN);
-    // An absent value fails a set filter.
-    let mut fail: Vec<u32> = vec![NO_ID];
-    let (blocks, mut rest) = words.as_chunks::<SCAN_LANES>();
+    let mut memo = IdMemo::new();
+    let mut first: Option<u32> = None;
+    let (blocks, rest) = words.as_chunks::<SCAN_LANES>();
     let mut done = 0usize;
     for block in blocks {
-        if pass.len() + fail.len() > SCAN_KNOWN {
-            rest = &words[done..];
-            break;
-        }
         let vals: [u32; SCAN_LANES] = std::array::from_fn(|j| u32::from_le_bytes(block[j]));
-        let mut flags = [0u8; SCAN_LANES];
-        flag_lanes(&mut flags, &vals, &pass);
-        let mut hit = flag_bits(&flags);
-        flag_lanes(&mut flags, &vals, &fail);
-        let mut unknown = !flag_bits(&flags);
-        while unknown != 0 {
-            let id = vals[unknown.trailing_zeros() as usize];
-            let mut same = [0u8; SCAN_LANES];
-            flag_lanes(&mut same, &vals, &[id]);
-            let same = flag_bits(&same);
-            if m.passes(shard, Some(id))? {
-                hit |= same;
-                pass.push(id);
-            } else {
-                fail.push(id);
+        let mut hit = first.map_or(0, |p| lanes_equal(&vals, p));
+        let mut other = !(hit | lanes_equal(&vals, NO_ID));
+        while other != 0 {
+            let j = other.trailing_zeros();
+            other &= other - 1;
+            let id = vals[j as usize];
+            if memo.passes(m, shard, Some(id))? {
+                hit |= 1 << j;
+                first.get_or_insert(id);
             }
-            unknown &= !same;
         }
         let at = u32::try_from(done).map_err(|_| corrupt())?;
         while hit != 0 {
@@ -565,7 +542,6 @@ fn scan_ids(
         }
         done += SCAN_LANES;
     }
-    let mut memo = IdMemo::new();
     for (k, w) in rest.iter().enumerate() {
         let id = u32::from_le_bytes(*w);
         if memo.passes(m, shard, (id != NO_ID).then_some(id))? {
@@ -3343,21 +3319,21 @@ mod prefilter_tests {
     }
 
     /// The block scan of a string-id column keeps exactly the entries a one-at-a-time look
-    /// keeps: columns of a few distinct tools and of more than it keeps known (the rest one
-    /// at a time), lengths around the block's, every tool wanted and one absent.
+    /// keeps: columns of a few distinct tools and of more than the memo's slots, lengths
+    /// around the block's, every tool wanted and one absent.
     #[test]
     fn block_scans_of_ids_are_scans_one_at_a_time() {
         use sessiondex_core::hot::{HotShard, StrField};
 
-        use super::{scan_ids, Bytes, IdMemo, SidMatch, SCAN_KNOWN};
+        use super::{scan_ids, Bytes, IdMemo, SidMatch};
         for (calls, distinct) in [
             (20, 3),
             (31, 2),
             (32, 5),
             (33, 5),
             (200, 3),
-            (200, SCAN_KNOWN - 2),
-            (200, SCAN_KNOWN + 1),
+            (200, 14),
+            (200, 17),
             (300, 40),
         ] {
             let bytes = tool_session(calls, distinct);
@@ -3398,6 +3374,50 @@ mod prefilter_tests {
                     expected,
                     "{calls} calls, {distinct} tools, {want}"
                 );
+            }
+            // Columns of any ids of the table (the first one too) and absent ones, as a
+            // damaged or foreign shard may hold them, against the wanted value of each id.
+            let table = (0u32..).take_while(|&id| shard.string(id).is_ok()).count() as u32;
+            assert!(table > 4, "{table}");
+            let mut seed = calls as u64;
+            for len in [0usize, 1, 63, 64, 65, 200, 513] {
+                for spread in [2u32, 5, table] {
+                    let words: Vec<[u8; 4]> = (0..len)
+                        .map(|_| {
+                            seed = seed
+                                .wrapping_mul(6364136223846793005)
+                                .wrapping_add(1442695040888963407);
+                            let r = (seed >> 33) as u32;
+                            let id = if r.is_multiple_of(7) {
+                                u32::MAX
+                            } else {
+                                r % spread
+                            };
+                            id.to_le_bytes()
+                        })
+                        .collect();
+                    for want_id in [0, 1, spread - 1] {
+                        let want = shard.string(want_id).unwrap().to_owned();
+                        let mut m = SidMatch::new(Some(want.as_str()));
+                        let mut got = Vec::new();
+                        scan_ids(&words, &mut m, &shard, &mut got).unwrap();
+                        let mut m = SidMatch::new(Some(want.as_str()));
+                        let mut memo = IdMemo::new();
+                        let one: Vec<u32> = (0u32..)
+                            .zip(&words)
+                            .filter(|&(_, w)| {
+                                let id = u32::from_le_bytes(*w);
+                                memo.passes(&mut m, &shard, (id != u32::MAX).then_some(id))
+                                    .unwrap()
+                            })
+                            .map(|(i, _)| i)
+                            .collect();
+                        assert_eq!(got, one, "{len} ids of {spread}, {want_id}");
+                        if spread == 2 && len >= 63 {
+                            assert!(!got.is_empty(), "{len} ids of {spread}, {want_id}");
+                        }
+                    }
+                }
             }
         }
     }
