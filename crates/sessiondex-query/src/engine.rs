@@ -520,7 +520,13 @@ fn scan_ids(
 ) -> Result<(), Error> {
     let mut memo = IdMemo::new();
     let mut first: Option<u32> = None;
-    let (blocks, rest) = words.as_chunks::<SCAN_LANES>();
+    // The browser build has no vector compares (no `simd128`) and a size limit: every id
+    // through the memo there.
+    let (blocks, rest) = if cfg!(target_arch = "wasm32") {
+        (&[][..], words)
+    } else {
+        words.as_chunks::<SCAN_LANES>()
+    };
     let mut done = 0usize;
     for block in blocks {
         let vals: [u32; SCAN_LANES] = std::array::from_fn(|j| u32::from_le_bytes(block[j]));
@@ -1359,9 +1365,11 @@ impl Search<'_> {
             match filter_candidates(self.v, shard, &mut filters)? {
                 // What `admit` does for each picked entry when it has no time to check, no
                 // pairing, no id to note and no field group to look at: each is a document
-                // of BM25's, its length read from the column.
+                // of BM25's, its length read from the column (not in the browser build, which
+                // has a size limit).
                 Some(cands)
-                    if pairing.is_none()
+                    if cfg!(not(target_arch = "wasm32"))
+                        && pairing.is_none()
                         && !has_time(self.v)
                         && !(walk_ids && self.px.notes_entries())
                         && self.px.groups.is_all() =>
