@@ -8,16 +8,15 @@
 //! calls. Two binaries that print the same hashes gave the same pages.
 
 use std::fmt::Write as _;
-use std::hash::Hasher;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
+use sessiondex::engine_options;
 use sessiondex::query::engine;
 use sessiondex::query::index::Index;
 use sessiondex::query::QueryContext;
 use sessiondex::source::Branches;
-use sessiondex::{engine_options, Config, Memory};
 
 use crate::compare::percentile;
 use crate::queries::QueryFile;
@@ -53,46 +52,12 @@ pub struct ProbeLine {
     pub min_us: f64,
 }
 
-/// FNV-1a, 64 bits: stable across processes and Rust versions (the std hasher is not).
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-}
-
+/// FNV-1a, 64 bits, of the page's JSON: stable across processes and Rust versions (the std
+/// hasher is not).
 fn page_hash(json: &[u8]) -> u64 {
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
-    h.write(json);
-    h.finish()
-}
-
-/// Syncs the corpus into `work` until no budget holds a session back.
-fn sync_all(config: &Config, corpus: &Path, work: &Path) -> anyhow::Result<()> {
-    let memory = Memory::open(
-        config.clone(),
-        Some(vec![corpus.to_path_buf()]),
-        Some(work.to_path_buf()),
-    )
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
-    loop {
-        let r = memory
-            .sync(Branches::Active, &mut |_, _| {})
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        if r.failed > 0 {
-            bail!("{} session files failed to index", r.failed);
-        }
-        if r.indexed == 0 {
-            return Ok(());
-        }
-    }
+    json.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Runs the probe; the lines in query order.
@@ -105,7 +70,7 @@ pub fn probe(opts: &ProbeOptions) -> anyhow::Result<Vec<ProbeLine>> {
     let config = Sessiondex::config(opts.all_hot);
     std::fs::create_dir_all(&opts.work)
         .with_context(|| format!("creating {}", opts.work.display()))?;
-    sync_all(&config, &opts.corpus, &opts.work)?;
+    drop(Sessiondex::sync_corpus(&config, &opts.corpus, &opts.work)?);
     let index = Index::open(&opts.work, Branches::Active).map_err(|e| anyhow::anyhow!("{e}"))?;
     let eopts = engine_options(&config);
     let ctx = QueryContext::default();
@@ -120,11 +85,13 @@ pub fn probe(opts: &ProbeOptions) -> anyhow::Result<Vec<ProbeLine>> {
         let json = serde_json::to_vec(&page)?;
         let mut samples = Vec::with_capacity(opts.reps);
         for _ in 0..opts.reps.max(1) {
+            // The page is dropped inside the timed call, as in `compare`.
             let t = Instant::now();
-            let p = engine::recall(&index, &eopts, &ctx, &req)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", q.id))?;
+            drop(
+                engine::recall(&index, &eopts, &ctx, &req)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", q.id))?,
+            );
             samples.push(t.elapsed().as_secs_f64() * 1e6);
-            drop(p);
         }
         samples.sort_by(f64::total_cmp);
         lines.push(ProbeLine {

@@ -63,6 +63,44 @@ impl Sessiondex {
         config
     }
 
+    /// Opens a memory of `corpus` with its index in `work` and syncs it until no sync budget
+    /// holds a session back (the default `maxSyncSourceBytes` stops a first sync of a large
+    /// corpus early); the memory and the last sync's report.
+    ///
+    /// # Errors
+    ///
+    /// When the memory cannot be opened, a sync fails, or a session file fails to index.
+    pub fn sync_corpus(
+        config: &Config,
+        corpus: &Path,
+        work: &Path,
+    ) -> anyhow::Result<(Memory, sessiondex::SyncReport)> {
+        let memory = Memory::open(
+            config.clone(),
+            Some(vec![corpus.to_path_buf()]),
+            Some(work.to_path_buf()),
+        )
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut report = memory
+            .sync(Branches::Active, &mut |_, _| {})
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let budget = |r: &sessiondex::SyncReport| {
+            r.coverage
+                .reasons
+                .iter()
+                .any(|x| x.code == "max_sync_source_bytes" || x.code == "max_sync_sessions")
+        };
+        while budget(&report) && report.indexed > 0 {
+            report = memory
+                .sync(Branches::Active, &mut |_, _| {})
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+        if report.failed > 0 {
+            bail!("{} session files failed to index", report.failed);
+        }
+        Ok((memory, report))
+    }
+
     /// The recall request of a query: global scope, a page of 10.
     #[must_use]
     pub fn request(q: &Query) -> RecallRequest {
@@ -90,31 +128,7 @@ impl Sessiondex {
 
 impl super::System for Sessiondex {
     fn build(&mut self, corpus: &Path, work: &Path) -> anyhow::Result<()> {
-        let memory = Memory::open(
-            self.config.clone(),
-            Some(vec![corpus.to_path_buf()]),
-            Some(work.to_path_buf()),
-        )
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let mut report = memory
-            .sync(Branches::Active, &mut |_, _| {})
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        // The default sync budgets (maxSyncSourceBytes) stop a first sync of a large corpus
-        // early: the build is every sync it takes until none of them is left behind.
-        let budget = |r: &sessiondex::SyncReport| {
-            r.coverage
-                .reasons
-                .iter()
-                .any(|x| x.code == "max_sync_source_bytes" || x.code == "max_sync_sessions")
-        };
-        while budget(&report) && report.indexed > 0 {
-            report = memory
-                .sync(Branches::Active, &mut |_, _| {})
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-        }
-        if report.failed > 0 {
-            bail!("{} session files failed to index", report.failed);
-        }
+        let (memory, report) = Self::sync_corpus(&self.config, corpus, work)?;
         self.indexed = report.coverage.indexed_sessions;
         // Opening the index is part of the build, as tantivy's reader is of its build.
         self.index = Some(Index::open(work, Branches::Active).map_err(|e| anyhow::anyhow!("{e}"))?);
