@@ -244,6 +244,16 @@ fn exercise_hot_shard<B: AsRef<[u8]>>(shard: &HotShard<B>) {
             }
         }
     }
+    for field in hot::ListField::ALL {
+        if let Ok(lists) = shard.entry_lists(field) {
+            for k in 0..=lists.len() {
+                if let Ok(l) = lists.get(k) {
+                    let _ = (l.value, l.tokens, l.len(), l.iter().count());
+                    let _ = lists.find(l.value);
+                }
+            }
+        }
+    }
     for e in shard.entries() {
         let _ = e.to_record();
         let _ = (e.index(), e.flags(), e.truncated(), e.text_excluded());

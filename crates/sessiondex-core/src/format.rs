@@ -68,7 +68,10 @@ use crate::error::{Error, ErrorKind, Result};
 ///
 /// 9: a cold digest no longer holds the session's summary: the catalog's row, the only place
 /// it was read from, is the one copy.
-pub const FORMAT_VERSION: u32 = 9;
+///
+/// 10: a hot shard lists the entries of each value of its string filter fields and outcome
+/// (with their token totals), so a filter reads its value's list instead of a whole column.
+pub const FORMAT_VERSION: u32 = 10;
 /// Required alignment of the start of a file's bytes in memory.
 pub const ALIGN: usize = 16;
 /// Header length in bytes.

@@ -49,7 +49,7 @@ thinking_offsets:[u32] lengths:[u32] class:[u8] flags:[u8] outcome:[u8] is_error
 timestamp:[i64] line:[u64] offset:[u64] entry_id parent_id logical_parent_id kind role tool \
 reference provider action operation_address parent_entry_id call_id timestamp_raw:[u32] \
 files:[u32] files_offsets:[u32] terms:fst post_starts:[u32] post_entries:[u32] post_tf:[u32] \
-resume:bytes}";
+list_field:[u8] list_value:[u32] list_starts:[u32] list_entries:[u32] list_tokens:[u64] resume:bytes}";
 
 /// Flag bit: `text` was cut at `max_entry_chars`.
 pub const FLAG_TEXT_TRUNCATED: u8 = 1;
@@ -100,6 +100,15 @@ pub(crate) struct HotPayload {
     post_starts: Vec<u32>,
     post_entries: Vec<u32>,
     post_tf: Vec<u32>,
+    /// The entries of each value of the listed fields ([`ListField`]), ordered by field
+    /// code, then value: the list's field code, value (a string id, or an outcome code),
+    /// `k+1` starts into `list_entries` (ascending entry ordinals) and the token total of
+    /// each list's entries.
+    list_field: Vec<u8>,
+    list_value: Vec<u32>,
+    list_starts: Vec<u32>,
+    list_entries: Vec<u32>,
+    list_tokens: Vec<u64>,
     resume: Vec<u8>,
 }
 
@@ -261,6 +270,11 @@ pub fn build_with_resume(
         post_starts: Vec::new(),
         post_entries: Vec::new(),
         post_tf: Vec::new(),
+        list_field: Vec::new(),
+        list_value: Vec::new(),
+        list_starts: Vec::new(),
+        list_entries: Vec::new(),
+        list_tokens: Vec::new(),
         resume: resume.to_vec(),
     };
     // Postings per term id (ids in order of first sight); `counts`/`seen` are the current
@@ -375,6 +389,7 @@ pub fn build_with_resume(
         p.post_starts.push(format::to_u32(p.post_entries.len())?);
     }
     p.terms = terms.into_inner()?;
+    entry_lists(&mut p)?;
     p.strings = std::mem::take(&mut st.bytes);
     p.string_offsets = std::mem::take(&mut st.offsets);
     // Informational: the cut entries are counted, but every token is posted, so the session's
@@ -383,6 +398,54 @@ pub fn build_with_resume(
     summary.coverage.add("max_entry_chars", truncated);
     summary.coverage.complete = complete;
     seal_with_size(&mut p, &mut summary)
+}
+
+/// Fills the payload's entry lists ([`ListField`]) from its columns: for each listed field in
+/// code order, each value present (ascending) with its entries (ascending) and their token
+/// total. An absent value (no tool, no outcome) has no list.
+fn entry_lists(p: &mut HotPayload) -> Result<()> {
+    p.list_starts.push(0);
+    // Outcome codes as ids, `NONE` for none (code 0).
+    let outcomes: Vec<u32> = p
+        .outcome
+        .iter()
+        .map(|&c| if c == 0 { NONE } else { u32::from(c) })
+        .collect();
+    let mut keyed: Vec<u64> = Vec::new();
+    for field in ListField::ALL {
+        let col = match field {
+            ListField::Role => &p.role,
+            ListField::Tool => &p.tool,
+            ListField::Reference => &p.reference,
+            ListField::Provider => &p.provider,
+            ListField::Action => &p.action,
+            ListField::Outcome => &outcomes,
+        };
+        // Value, then entry: each value's entries ascending.
+        keyed.clear();
+        for (i, &id) in (0u32..).zip(col) {
+            if id != NONE {
+                keyed.push(u64::from(id) << 32 | u64::from(i));
+            }
+        }
+        keyed.sort_unstable();
+        let mut k = 0;
+        while let Some(&key) = keyed.get(k) {
+            let value = (key >> 32) as u32;
+            let mut tokens = 0u64;
+            while let Some(&key) = keyed.get(k).filter(|&&key| (key >> 32) as u32 == value) {
+                let entry = key as u32;
+                p.list_entries.push(entry);
+                tokens += u64::from(p.lengths.get(entry as usize).copied().unwrap_or(0));
+                k += 1;
+            }
+            p.list_field.push(field as u8);
+            p.list_value.push(value);
+            p.list_tokens.push(tokens);
+            p.list_starts.push(format::to_u32(p.list_entries.len())?);
+        }
+    }
+    Ok(())
 }
 
 /// Serializes once: the summary records the file's own size ([`format::seal_sized`]).
@@ -431,6 +494,11 @@ struct Cols {
     post_starts: Col,
     post_entries: Col,
     post_tf: Col,
+    list_field: Col,
+    list_value: Col,
+    list_starts: Col,
+    list_entries: Col,
+    list_tokens: Col,
     resume: Col,
 }
 
@@ -519,6 +587,11 @@ impl<B: AsRef<[u8]>> HotShard<B> {
             post_starts: Col::of(base, a.post_starts.as_slice()),
             post_entries: Col::of(base, a.post_entries.as_slice()),
             post_tf: Col::of(base, a.post_tf.as_slice()),
+            list_field: c(a.list_field.as_slice()),
+            list_value: Col::of(base, a.list_value.as_slice()),
+            list_starts: Col::of(base, a.list_starts.as_slice()),
+            list_entries: Col::of(base, a.list_entries.as_slice()),
+            list_tokens: Col::of(base, a.list_tokens.as_slice()),
             resume: c(a.resume.as_slice()),
         };
         let per_entry = [
@@ -549,6 +622,9 @@ impl<B: AsRef<[u8]>> HotShard<B> {
             || cols.files_offsets.len() != n + 1
             || cols.strings.offsets.len() == 0
             || cols.post_entries.len() != cols.post_tf.len()
+            || cols.list_value.len() != cols.list_field.len()
+            || cols.list_tokens.len() != cols.list_field.len()
+            || cols.list_starts.len() != cols.list_field.len() + 1
         {
             return Err(Error::corrupt("hot shard columns differ in length"));
         }
@@ -663,6 +739,30 @@ impl<B: AsRef<[u8]>> HotShard<B> {
             }
         }
         Ok(())
+    }
+
+    /// The entry lists of `field`'s values present in the shard, by ascending value
+    /// ([`EntryLists`]): for a filter, the entries of its value without a pass over the column.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the column is out of range.
+    pub fn entry_lists(&self, field: ListField) -> Result<EntryLists<'_>> {
+        let base = self.base();
+        let codes = self.cols.list_field.bytes(base).ok_or_else(missing)?;
+        let code = field as u8;
+        let start = codes.partition_point(|&c| c < code);
+        let end = start
+            + codes
+                .get(start..)
+                .unwrap_or_default()
+                .partition_point(|&c| c == code);
+        Ok(EntryLists {
+            base,
+            cols: &self.cols,
+            start,
+            end,
+        })
     }
 
     /// Tokens in all entries.
@@ -867,6 +967,136 @@ impl Iterator for Postings<'_> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, Some(self.len()))
+    }
+}
+
+/// A field whose values a hot shard lists the entries of ([`HotShard::entry_lists`]): the
+/// string filters' fields and the outcome. The code of each (its order here) is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ListField {
+    /// [`HotEntry::role`]; values are string ids.
+    Role,
+    /// [`HotEntry::tool`].
+    Tool,
+    /// [`HotEntry::reference`].
+    Reference,
+    /// [`HotEntry::provider`].
+    Provider,
+    /// [`HotEntry::action`].
+    Action,
+    /// [`HotEntry::outcome`]; values are [`outcome_value`]s.
+    Outcome,
+}
+
+impl ListField {
+    /// Every listed field, in code order.
+    pub const ALL: [ListField; 6] = [
+        ListField::Role,
+        ListField::Tool,
+        ListField::Reference,
+        ListField::Provider,
+        ListField::Action,
+        ListField::Outcome,
+    ];
+}
+
+/// The value an outcome's entry list has in [`ListField::Outcome`].
+#[must_use]
+pub fn outcome_value(o: Outcome) -> u32 {
+    u32::from(outcome_code(Some(o)))
+}
+
+/// The entry lists of one field of a shard ([`HotShard::entry_lists`]), by ascending value.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryLists<'a> {
+    base: &'a [u8],
+    cols: &'a Cols,
+    start: usize,
+    end: usize,
+}
+
+impl<'a> EntryLists<'a> {
+    /// Values with a list.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// True when no entry has a value of the field.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+
+    /// The list of the `k`-th value.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` past the end or when the list is out of range.
+    pub fn get(&self, k: usize) -> Result<EntryList<'a>> {
+        let at = self
+            .start
+            .checked_add(k)
+            .filter(|&at| at < self.end)
+            .ok_or_else(missing)?;
+        let (c, base) = (self.cols, self.base);
+        let value = c.list_value.u32(base, at).ok_or_else(missing)?;
+        let tokens = c.list_tokens.u64(base, at).ok_or_else(missing)?;
+        let span = c.list_starts.span(base, at).ok_or_else(missing)?;
+        let bytes = c
+            .list_entries
+            .raw(base, 4)
+            .and_then(|b| b.get(span.start.checked_mul(4)?..span.end.checked_mul(4)?))
+            .ok_or_else(missing)?;
+        Ok(EntryList {
+            value,
+            tokens,
+            entries: bytes.as_chunks::<4>().0,
+        })
+    }
+
+    /// The list of `value`, `None` when no entry has it.
+    ///
+    /// # Errors
+    ///
+    /// As [`EntryLists::get`].
+    pub fn find(&self, value: u32) -> Result<Option<EntryList<'a>>> {
+        for k in 0..self.len() {
+            let l = self.get(k)?;
+            if l.value == value {
+                return Ok(Some(l));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The entries holding one value of a field ([`EntryLists::get`]).
+#[derive(Debug, Clone, Copy)]
+pub struct EntryList<'a> {
+    /// The value: a string id of the shard, or an [`outcome_value`].
+    pub value: u32,
+    /// The token total of the entries ([`HotEntry::token_len`] summed).
+    pub tokens: u64,
+    entries: &'a [[u8; 4]],
+}
+
+impl<'a> EntryList<'a> {
+    /// Entries in the list.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when the list is empty (never in a built shard).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entry ordinals, ascending in a built shard (a reader checks what it relies on).
+    pub fn iter(&self) -> impl Iterator<Item = u32> + 'a {
+        self.entries.iter().map(|&b| u32::from_le_bytes(b))
     }
 }
 

@@ -11,7 +11,7 @@ use sessiondex_core::catalog::{
 };
 use sessiondex_core::cold::{self, ColdDigest, Field};
 use sessiondex_core::format::{self, FileKind};
-use sessiondex_core::hot::{self, HotShard, StrField};
+use sessiondex_core::hot::{self, HotShard, ListField, StrField};
 use sessiondex_core::{bound_chars, tokenize, Policy};
 use sessiondex_source::{
     Branches, Format, Outcome, ReadCoverage, Record, Selection, SessionLink, SessionMeta, TextClass,
@@ -308,6 +308,40 @@ fn check_columns<B: AsRef<[u8]>>(shard: &HotShard<B>, fields: &[StrField]) {
             )
             .collect();
         assert_eq!(got, want, "{o:?}");
+    }
+    // Each listed field's lists are its values present, ascending, each with its entries
+    // (ascending) and their token total; nothing else.
+    for field in ListField::ALL {
+        let mut want: BTreeMap<u32, (Vec<u32>, u64)> = BTreeMap::new();
+        for e in shard.entries() {
+            let value = match field {
+                ListField::Role => e.string_id(StrField::Role).unwrap(),
+                ListField::Tool => e.string_id(StrField::Tool).unwrap(),
+                ListField::Reference => e.string_id(StrField::Reference).unwrap(),
+                ListField::Provider => e.string_id(StrField::Provider).unwrap(),
+                ListField::Action => e.string_id(StrField::Action).unwrap(),
+                ListField::Outcome => e.outcome().unwrap().map(hot::outcome_value),
+            };
+            if let Some(v) = value {
+                let l = want.entry(v).or_default();
+                l.0.push(e.index() as u32);
+                l.1 += u64::from(e.token_len());
+            }
+        }
+        let lists = shard.entry_lists(field).unwrap();
+        let mut got = BTreeMap::new();
+        let mut last = None;
+        for k in 0..lists.len() {
+            let l = lists.get(k).unwrap();
+            assert!(last < Some(l.value), "{field:?}: values ascending");
+            last = Some(l.value);
+            assert!(!l.is_empty());
+            assert_eq!(lists.find(l.value).unwrap().unwrap().value, l.value);
+            got.insert(l.value, (l.iter().collect::<Vec<_>>(), l.tokens));
+        }
+        assert!(lists.get(lists.len()).is_err());
+        assert_eq!(lists.is_empty(), want.is_empty());
+        assert_eq!(got, want, "{field:?}");
     }
 }
 

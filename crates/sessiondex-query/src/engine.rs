@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use sessiondex_core::cold::{ColdDigest, Field};
-use sessiondex_core::hot::{self, HotEntry, HotShard, StrField};
+use sessiondex_core::hot::{self, EntryList, HotEntry, HotShard, ListField, StrField};
 use sessiondex_core::tokenize::nfkc;
 use sessiondex_core::{format_rfc3339_ms, tokenize, Policy};
 use sessiondex_source::{Branches, Outcome};
@@ -321,7 +321,7 @@ impl IdMemo {
 /// is set.
 #[derive(Debug)]
 struct EntryFilters<'w> {
-    fields: [(StrField, SidMatch<'w>); 5],
+    fields: [(StrField, ListField, SidMatch<'w>); 5],
 }
 
 impl<'w> EntryFilters<'w> {
@@ -330,17 +330,17 @@ impl<'w> EntryFilters<'w> {
         let m = |w: &'w Option<String>| SidMatch::new(w.as_deref());
         EntryFilters {
             fields: [
-                (StrField::Role, m(&r.role)),
-                (StrField::Tool, m(&r.tool)),
-                (StrField::Reference, m(&r.reference)),
-                (StrField::Provider, m(&r.provider)),
-                (StrField::Action, m(&r.action)),
+                (StrField::Role, ListField::Role, m(&r.role)),
+                (StrField::Tool, ListField::Tool, m(&r.tool)),
+                (StrField::Reference, ListField::Reference, m(&r.reference)),
+                (StrField::Provider, ListField::Provider, m(&r.provider)),
+                (StrField::Action, ListField::Action, m(&r.action)),
             ],
         }
     }
 
     fn passes(&mut self, e: &HotEntry<'_>, shard: &HotShard<Bytes>) -> Result<bool, Error> {
-        for (field, m) in &mut self.fields {
+        for (field, _, m) in &mut self.fields {
             if m.want.is_some() && !m.passes(shard, e.string_id(*field).map_err(ce)?)? {
                 return Ok(false);
             }
@@ -435,17 +435,17 @@ impl Pairing {
     }
 }
 
-/// The entries of `shard` that can pass the request's outcome and string filters, ascending,
-/// found from whole columns (a tight loop per column instead of a view per entry); `None`
-/// when no such filter is set or an entry range limits the walk (then every entry is looked
-/// at). An entry left out fails [`EntryFilters::passes`] or the outcome and an entry picked
-/// passes both, so the walk over the picked ones (checking only their time) sees the same
-/// entries pass, in the same order.
+/// The entries of `shard` that pass the request's outcome and string filters, ascending,
+/// from the shard's entry lists of the wanted values (no pass over a column), and their token
+/// total when they are one list as stored; `None` when no such filter is set or an entry range
+/// limits the walk (then every entry is looked at). An entry left out fails
+/// [`EntryFilters::passes`] or the outcome and an entry picked passes both, so the walk over
+/// the picked ones (checking only their time) sees the same entries pass, in the same order.
 fn filter_candidates(
     v: &ValidRecall,
     shard: &HotShard<Bytes>,
     filters: &mut EntryFilters<'_>,
-) -> Result<Option<Vec<u32>>, Error> {
+) -> Result<Option<Picked>, Error> {
     let r = &v.request;
     if v.entry_range.is_some() {
         return Ok(None);
@@ -455,106 +455,72 @@ fn filter_candidates(
         return Ok(None);
     }
     let n = shard.entry_count();
-    let mut cands: Option<Vec<u32>> = None;
-    if r.outcome.is_some() {
-        let mut c = Vec::new();
-        shard.entries_with_outcome(r.outcome, &mut c).map_err(ce)?;
-        cands = Some(c);
+    let mut cands: Option<Picked> = None;
+    if let Some(o) = r.outcome {
+        let list = shard
+            .entry_lists(ListField::Outcome)
+            .and_then(|l| l.find(hot::outcome_value(o)))
+            .map_err(ce)?;
+        cands = Some(list_entries(list.as_ref(), n)?);
     }
-    // In the order `EntryFilters::passes` checks them, each over the entries left.
-    for (field, m) in &mut filters.fields {
+    for (_, field, m) in &mut filters.fields {
         if m.want.is_none() {
             continue;
         }
-        let ids = shard.string_ids(*field).map_err(ce)?;
-        if ids.len() != n {
-            return Err(corrupt());
-        }
-        let mut kept = Vec::new();
-        match cands {
-            Some(c) => {
-                let mut memo = IdMemo::new();
-                for i in c {
-                    if memo.passes(m, shard, ids.get(i as usize))? {
-                        kept.push(i);
-                    }
-                }
+        let lists = shard.entry_lists(*field).map_err(ce)?;
+        // A built shard interns its strings: the first value found to pass is the only one.
+        let mut found = None;
+        for k in 0..lists.len() {
+            let l = lists.get(k).map_err(ce)?;
+            if m.passes(shard, Some(l.value))? {
+                found = Some(l);
+                break;
             }
-            None => scan_ids(ids.words(), m, shard, &mut kept)?,
         }
-        cands = Some(kept);
+        let got = list_entries(found.as_ref(), n)?;
+        cands = Some(match cands {
+            None => got,
+            Some((c, _)) => (intersect(&c, &got.0), None),
+        });
     }
     Ok(cands)
 }
 
-/// Ids a block of [`scan_ids`] compares at once.
-const SCAN_LANES: usize = 64;
+/// Entries picked by the filters, ascending, and their token total when known without a look
+/// at each (they are one list as stored).
+type Picked = (Vec<u32>, Option<u64>);
 
-/// The id of an absent value in a string-id column.
-const NO_ID: u32 = u32::MAX;
-
-/// Bit `j` set where lane `j` of `vals` holds `id`: the lanes compared at once (vector
-/// compares), then each 8 flags, as bytes 0 or 1, to 8 bits through a multiply that moves
-/// byte k's bit to bit 56 + k, with nothing carried.
-fn lanes_equal(vals: &[u32; SCAN_LANES], id: u32) -> u64 {
-    let flags: [u8; SCAN_LANES] = std::array::from_fn(|j| u8::from(vals[j] == id));
-    let mut bits = 0u64;
-    for (w, word) in flags.as_chunks::<8>().0.iter().enumerate() {
-        bits |= (u64::from_le_bytes(*word).wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * w);
+/// The entries of `list` (none without one) and their token total, checked ascending and
+/// within the shard's `n` entries.
+fn list_entries(list: Option<&EntryList<'_>>, n: usize) -> Result<Picked, Error> {
+    let Some(l) = list else {
+        return Ok((Vec::new(), Some(0)));
+    };
+    let mut out = Vec::with_capacity(l.len());
+    let mut next = 0u32;
+    for i in l.iter() {
+        if i < next || i as usize >= n {
+            return Err(corrupt());
+        }
+        out.push(i);
+        next = i + 1;
     }
-    bits
+    Ok((out, Some(l.tokens)))
 }
 
-/// Appends to `out`, ascending, the entries whose id in `words` (a whole string-id column)
-/// passes `m`, which has a wanted value: what [`IdMemo::passes`] keeps, one entry at a time,
-/// with the two ids most entries hold compared a block at a time. A built shard interns its
-/// strings, so the first id found to pass is the wanted value's only one, and absent values
-/// (no tool, say) fail; each block's lanes holding either are decided by vector compares, and
-/// only the others (other tools) go through the memo. An id past the string table fails the
-/// call as there, when first met.
-fn scan_ids(
-    words: &[[u8; 4]],
-    m: &mut SidMatch<'_>,
-    shard: &HotShard<Bytes>,
-    out: &mut Vec<u32>,
-) -> Result<(), Error> {
-    let mut memo = IdMemo::new();
-    let mut first: Option<u32> = None;
-    // The browser build has no vector compares (no `simd128`) and a size limit: every id
-    // through the memo there.
-    let (blocks, rest) = if cfg!(target_arch = "wasm32") {
-        (&[][..], words)
-    } else {
-        words.as_chunks::<SCAN_LANES>()
-    };
-    let mut done = 0usize;
-    for block in blocks {
-        let vals: [u32; SCAN_LANES] = std::array::from_fn(|j| u32::from_le_bytes(block[j]));
-        let mut hit = first.map_or(0, |p| lanes_equal(&vals, p));
-        let mut other = !(hit | lanes_equal(&vals, NO_ID));
-        while other != 0 {
-            let j = other.trailing_zeros();
-            other &= other - 1;
-            let id = vals[j as usize];
-            if memo.passes(m, shard, Some(id))? {
-                hit |= 1 << j;
-                first.get_or_insert(id);
-            }
-        }
-        let at = u32::try_from(done).map_err(|_| corrupt())?;
-        while hit != 0 {
-            out.push(at + hit.trailing_zeros());
-            hit &= hit - 1;
-        }
-        done += SCAN_LANES;
-    }
-    for (k, w) in rest.iter().enumerate() {
-        let id = u32::from_le_bytes(*w);
-        if memo.passes(m, shard, (id != NO_ID).then_some(id))? {
-            out.push(u32::try_from(done + k).map_err(|_| corrupt())?);
+/// The entries in both ascending lists, ascending.
+fn intersect(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let mut out = Vec::with_capacity(small.len());
+    let mut rest = large;
+    for &x in small {
+        let at = rest.partition_point(|&y| y < x);
+        rest = &rest[at..];
+        if rest.first() == Some(&x) {
+            out.push(x);
         }
     }
-    Ok(())
+    out
 }
 
 /// The term frequencies of `c` in [`Search::entry_tfs`].
@@ -1365,26 +1331,27 @@ impl Search<'_> {
             match filter_candidates(self.v, shard, &mut filters)? {
                 // What `admit` does for each picked entry when it has no time to check, no
                 // pairing, no id to note and no field group to look at: each is a document
-                // of BM25's, its length read from the column (not in the browser build, which
-                // has a size limit).
-                Some(cands)
-                    if cfg!(not(target_arch = "wasm32"))
-                        && pairing.is_none()
+                // of BM25's, their lengths the list's stored total (one list) or read from
+                // the column.
+                Some((cands, tokens))
+                    if pairing.is_none()
                         && !has_time(self.v)
                         && !(walk_ids && self.px.notes_entries())
                         && self.px.groups.is_all() =>
                 {
-                    let stats = shard.entry_stats().map_err(ce)?;
-                    for &i in &cands {
-                        if i as usize >= n {
-                            return Err(corrupt());
+                    match tokens {
+                        Some(t) => self.total_len += t,
+                        None => {
+                            let stats = shard.entry_stats().map_err(ce)?;
+                            for &i in &cands {
+                                self.total_len += u64::from(stats.token_len(i as usize));
+                            }
                         }
-                        self.total_len += u64::from(stats.token_len(i as usize));
                     }
                     self.docs += cands.len() as u64;
                     kept = cands;
                 }
-                Some(cands) => {
+                Some((cands, _)) => {
                     for i in cands {
                         if self.admit(shard, i as usize, &mut filters, &walk, true, &mut pairing)? {
                             kept.push(i);
@@ -1736,13 +1703,13 @@ impl ColdTerms {
         self.starts.clear();
         if !table {
             if !self.sorted {
-                self.notes.sort_by_key(|n| n.0);
+                self.sort_notes();
             }
             return;
         }
         if self.notes.len() < sessions || self.sorted {
             if !self.sorted {
-                self.notes.sort_by_key(|n| n.0);
+                self.sort_notes();
             }
             // One pass over the sorted notes: each session starts at its first note, or
             // (none) where the next session's notes start.
@@ -1783,6 +1750,12 @@ impl ColdTerms {
         self.notes = sorted;
         starts.truncate(sessions + 1);
         self.starts = starts;
+    }
+
+    /// The notes in session order, each session's in the order noted. One call site of the
+    /// sort: each is a copy of its code, and the browser build has a size limit.
+    fn sort_notes(&mut self) {
+        self.notes.sort_by_key(|n| n.0);
     }
 
     /// The notes of `session` (after [`ColdTerms::seal`]), as a range of positions.
@@ -3326,112 +3299,56 @@ mod prefilter_tests {
         out.into_bytes()
     }
 
-    /// The block scan of a string-id column keeps exactly the entries a one-at-a-time look
-    /// keeps: columns of a few distinct tools and of more than the memo's slots, lengths
-    /// around the block's, every tool wanted and one absent.
+    /// Two filters' entry lists meet in the entries both hold, ascending, at any lengths and
+    /// overlaps (against a set's intersection); a list out of order or past the shard is
+    /// `index_corrupt`.
     #[test]
-    fn block_scans_of_ids_are_scans_one_at_a_time() {
-        use sessiondex_core::hot::{HotShard, StrField};
-
-        use super::{scan_ids, Bytes, IdMemo, SidMatch};
-        for (calls, distinct) in [
-            (20, 3),
-            (31, 2),
-            (32, 5),
-            (33, 5),
-            (200, 3),
-            (200, 14),
-            (200, 17),
-            (300, 40),
+    fn entry_lists_meet_as_sets_do() {
+        let mut seed = 11u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        for (la, lb, span) in [
+            (0, 5, 10),
+            (1, 1, 2),
+            (7, 300, 400),
+            (64, 65, 70),
+            (500, 20, 100_000),
         ] {
-            let bytes = tool_session(calls, distinct);
-            let opts = sessiondex_source::ReadOptions::default();
-            let s = sessiondex_source::read_bytes("t.jsonl", &bytes, &opts).unwrap();
-            let sel = s.select(Branches::Active);
-            let built =
-                sessiondex_core::hot::build(&s.meta, &sel, &sessiondex_core::Policy::default())
-                    .unwrap();
-            let shard = HotShard::open(Bytes::Owned(built)).unwrap();
-            let ids = shard.string_ids(StrField::Tool).unwrap();
-            assert!(ids.len() >= 2 * calls, "{}", ids.len());
-            let wants: Vec<String> = (0..distinct)
-                .map(|k| format!("tool{k}"))
-                .chain(["absent".to_owned()])
-                .collect();
-            for want in &wants {
-                let mut m = SidMatch::new(Some(want.as_str()));
-                let mut got = Vec::new();
-                scan_ids(ids.words(), &mut m, &shard, &mut got).unwrap();
-                let mut m = SidMatch::new(Some(want.as_str()));
-                let mut memo = IdMemo::new();
-                let one: Vec<u32> = (0u32..)
-                    .zip(ids.iter())
-                    .filter(|&(_, id)| memo.passes(&mut m, &shard, id).unwrap())
-                    .map(|(i, _)| i)
-                    .collect();
-                assert_eq!(got, one, "{calls} calls, {distinct} tools, {want}");
-                let expected = if want == "absent" {
-                    0
-                } else {
-                    2 * (0..calls)
-                        .filter(|k| format!("tool{}", k % distinct) == *want)
-                        .count()
-                };
-                assert_eq!(
-                    got.len(),
-                    expected,
-                    "{calls} calls, {distinct} tools, {want}"
-                );
-            }
-            // Columns of any ids of the table (the first one too) and absent ones, as a
-            // damaged or foreign shard may hold them, against the wanted value of each id.
-            let table = (0u32..).take_while(|&id| shard.string(id).is_ok()).count() as u32;
-            assert!(table > 4, "{table}");
-            let mut seed = calls as u64;
-            for len in [0usize, 1, 63, 64, 65, 200, 513] {
-                for spread in [2u32, 5, table] {
-                    let words: Vec<[u8; 4]> = (0..len)
-                        .map(|_| {
-                            seed = seed
-                                .wrapping_mul(6364136223846793005)
-                                .wrapping_add(1442695040888963407);
-                            let r = (seed >> 33) as u32;
-                            let id = if r.is_multiple_of(7) {
-                                u32::MAX
-                            } else {
-                                r % spread
-                            };
-                            id.to_le_bytes()
-                        })
-                        .collect();
-                    for want_id in [0, 1, spread - 1] {
-                        let want = shard.string(want_id).unwrap().to_owned();
-                        let mut m = SidMatch::new(Some(want.as_str()));
-                        let mut got = Vec::new();
-                        scan_ids(&words, &mut m, &shard, &mut got).unwrap();
-                        let mut m = SidMatch::new(Some(want.as_str()));
-                        let mut memo = IdMemo::new();
-                        let one: Vec<u32> = (0u32..)
-                            .zip(&words)
-                            .filter(|&(_, w)| {
-                                let id = u32::from_le_bytes(*w);
-                                memo.passes(&mut m, &shard, (id != u32::MAX).then_some(id))
-                                    .unwrap()
-                            })
-                            .map(|(i, _)| i)
-                            .collect();
-                        assert_eq!(got, one, "{len} ids of {spread}, {want_id}");
-                        if spread == 2 && len >= 63 {
-                            assert!(!got.is_empty(), "{len} ids of {spread}, {want_id}");
-                        }
-                    }
-                }
-            }
+            let mut a: Vec<u32> = (0..la).map(|_| next() % span).collect();
+            let mut b: Vec<u32> = (0..lb).map(|_| next() % span).collect();
+            a.sort_unstable();
+            a.dedup();
+            b.sort_unstable();
+            b.dedup();
+            let want: Vec<u32> = a.iter().copied().filter(|x| b.contains(x)).collect();
+            assert_eq!(super::intersect(&a, &b), want, "{la} {lb} {span}");
+            assert_eq!(super::intersect(&b, &a), want, "{la} {lb} {span}");
         }
+        let bytes = tool_session(20, 3);
+        let opts = sessiondex_source::ReadOptions::default();
+        let s = sessiondex_source::read_bytes("t.jsonl", &bytes, &opts).unwrap();
+        let sel = s.select(Branches::Active);
+        let built = sessiondex_core::hot::build(&s.meta, &sel, &sessiondex_core::Policy::default())
+            .unwrap();
+        let shard = sessiondex_core::hot::HotShard::open(&built[..]).unwrap();
+        let tools = shard
+            .entry_lists(sessiondex_core::hot::ListField::Tool)
+            .unwrap();
+        let l = tools.get(0).unwrap();
+        let (got, tokens) = super::list_entries(Some(&l), shard.entry_count()).unwrap();
+        assert_eq!(got, l.iter().collect::<Vec<_>>());
+        assert_eq!(tokens, Some(l.tokens));
+        let last = *got.last().unwrap() as usize;
+        let e = super::list_entries(Some(&l), last).unwrap_err();
+        assert_eq!(e.code_str(), "index_corrupt");
     }
 
-    /// A long session's tool filter (the block scan, then the picked entries counted without
-    /// a view each) gives the pages of a walk over every entry, with and without a query,
+    /// A long session's tool filter (its value's entry list, then the picked entries counted
+    /// without a view each) gives the pages of a walk over every entry, with and without a query,
     /// with an outcome too, over a column of few tools and one of many.
     #[test]
     fn tool_filters_of_long_sessions_give_the_walks_pages() {

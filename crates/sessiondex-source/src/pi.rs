@@ -611,19 +611,20 @@ impl FormatReader for PiReader {
 
     fn save_state(&self, _records: &[Record]) -> Value {
         let mut aborted_carriers: Vec<String> = self.aborted_carriers.iter().cloned().collect();
-        aborted_carriers.sort();
+        // Distinct (a set's), so any sort gives one order; the unstable one is less code.
+        aborted_carriers.sort_unstable();
         let mut executions: Vec<(String, String)> = self
             .executions
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        executions.sort();
+        executions.sort_unstable();
         let mut journal_outcomes: Vec<(String, Outcome)> = self
             .journal_outcomes
             .iter()
             .map(|(k, v)| (k.clone(), *v))
             .collect();
-        journal_outcomes.sort_by(|a, b| a.0.cmp(&b.0));
+        journal_outcomes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let st = PiState {
             header_seen: self.header_seen,
             last_id: self.last_id.clone(),

@@ -13,14 +13,15 @@
 //! (front-coded cold vocabularies and field keys) too; `v5/` is kept. Version 7 (cold
 //! vocabularies only in the catalog) too; `v6/` is kept. Version 8 (`u32` posting starts and
 //! bitmap posting lists in the catalog) too; `v7/` is kept. Version 9 (no summary in a cold
-//! digest) too; `v8/` is kept.
+//! digest) too; `v8/` is kept. Version 10 (a hot shard's entry lists per structural value)
+//! too; `v9/` is kept.
 
 use std::path::PathBuf;
 
 use sessiondex_core::catalog::{field_key, pair_key, Catalog, Tier};
 use sessiondex_core::cold::{ColdDigest, Field};
 use sessiondex_core::format::{self, FileKind};
-use sessiondex_core::hot::HotShard;
+use sessiondex_core::hot::{self, HotShard, ListField};
 use sessiondex_source::{Branches, Outcome};
 
 fn dir() -> PathBuf {
@@ -75,6 +76,25 @@ fn committed_v1_index_opens() {
         .collect();
     assert_eq!(p, [(1, 1)]);
     assert_eq!(hot.summary().session_id, "s1");
+    // Version 10: the entries of each outcome and tool, with their token totals.
+    let failed = hot
+        .entry_lists(ListField::Outcome)
+        .unwrap()
+        .find(hot::outcome_value(Outcome::Failed))
+        .unwrap()
+        .unwrap();
+    // the failed call and its result
+    assert_eq!(failed.iter().collect::<Vec<_>>(), [2, 3]);
+    let len = |i: usize| u64::from(hot.entry(i).unwrap().token_len());
+    assert_eq!(failed.tokens, len(2) + len(3));
+    let tools = hot.entry_lists(ListField::Tool).unwrap();
+    let tool_entries: Vec<Vec<u32>> = (0..tools.len())
+        .map(|k| tools.get(k).unwrap().iter().collect())
+        .collect();
+    let with_tool: Vec<u32> = (0..4u32)
+        .filter(|&i| hot.entry(i as usize).unwrap().tool().unwrap().is_some())
+        .collect();
+    assert_eq!(tool_entries.concat().len(), with_tool.len());
 
     let cold = ColdDigest::open(read(FileKind::Cold)).unwrap();
     // Version 7: the digest counts its vocabulary; the catalog holds it.

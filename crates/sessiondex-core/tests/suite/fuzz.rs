@@ -71,9 +71,36 @@ fn replay(input: &[u8]) -> Vec<Option<String>> {
 fn hot_shard_with_a_damaged_term_fst() {
     // hot_open: a shard whose term FST was edited and the envelope resealed; the FST header
     // still parsed, and fst's node decoder overflowed while streaming the terms. The FST's own
-    // CRC-32C is now checked on open.
+    // CRC-32C is now checked on open. The input has format 1's hot layout, which a later
+    // schema refuses before the payload (so it is refused either way, and never panics); the
+    // same damage is made below to a shard of this build.
     let input = include_bytes!("../data/fuzz/hot-fst-node-overflow.bin");
     let codes = replay(input);
     let resealed_hot = &codes[3];
-    assert_eq!(resealed_hot.as_deref(), Some("index_corrupt"));
+    assert!(resealed_hot.is_some());
+}
+
+#[test]
+fn hot_shard_of_this_build_with_any_term_fst_byte_changed() {
+    // Every byte of a built shard's term FST changed in turn, the envelope resealed: each
+    // copy is refused as `index_corrupt` (the FST's CRC-32C), and none panics.
+    let (kind, file) = super::sample_files().swap_remove(0);
+    assert_eq!(kind, format::FileKind::Hot);
+    let shard = HotShard::open(&file[..]).unwrap();
+    let fst = shard.terms().unwrap();
+    let fst_bytes = fst.as_fst().as_bytes();
+    let at = fst_bytes.as_ptr() as usize - file.as_ptr() as usize;
+    let len = fst_bytes.len();
+    assert!(len > 24);
+    for k in 0..len {
+        let mut damaged = file.to_vec();
+        damaged[at + k] ^= 0x5a;
+        let resealed = format::reseal(&damaged);
+        let code = read_hot(&resealed).err().map(|e| e.code().to_owned());
+        assert_eq!(
+            code.as_deref(),
+            Some("index_corrupt"),
+            "FST byte {k} of {len}"
+        );
+    }
 }
