@@ -716,31 +716,6 @@ impl<B: AsRef<[u8]>> HotShard<B> {
         Ok(StringIds { bytes })
     }
 
-    /// Appends to `out` the ordinals of the entries whose outcome is `outcome`, ascending
-    /// (what [`HotEntry::outcome`] gives, without a view per entry).
-    ///
-    /// # Errors
-    ///
-    /// `index_corrupt` when the column is out of range.
-    pub fn entries_with_outcome(&self, outcome: Option<Outcome>, out: &mut Vec<u32>) -> Result<()> {
-        let codes = self.cols.outcome.bytes(self.base()).ok_or_else(missing)?;
-        let want = outcome_code(outcome);
-        u32::try_from(codes.len()).map_err(|_| missing())?;
-        // Blocks of 32 without the code (most of them) are passed over whole.
-        for (b, block) in codes.chunks(32).enumerate() {
-            if block.iter().fold(false, |any, &c| any | (c == want)) {
-                let at = (b * 32) as u32;
-                out.extend(
-                    (at..)
-                        .zip(block)
-                        .filter(|(_, &c)| c == want)
-                        .map(|(i, _)| i),
-                );
-            }
-        }
-        Ok(())
-    }
-
     /// The entry lists of `field`'s values present in the shard, by ascending value
     /// ([`EntryLists`]): for a filter, the entries of its value without a pass over the column.
     ///
@@ -1144,13 +1119,6 @@ impl<'a> StringIds<'a> {
         let b = self.bytes.get(i.checked_mul(4)?..)?.get(..4)?;
         let id = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         (id != NONE).then_some(id)
-    }
-
-    /// Every entry's id as its raw little-endian word, `u32::MAX` when absent (for scans
-    /// that compare whole blocks of ids at once).
-    #[must_use]
-    pub fn words(&self) -> &'a [[u8; 4]] {
-        self.bytes.as_chunks::<4>().0
     }
 
     /// Every entry's id in order, `None` when absent.

@@ -290,25 +290,6 @@ fn check_columns<B: AsRef<[u8]>>(shard: &HotShard<B>, fields: &[StrField]) {
         }
         assert_eq!(col.get(per_entry.len()), None);
     }
-    for o in [
-        None,
-        Some(Outcome::Succeeded),
-        Some(Outcome::Failed),
-        Some(Outcome::Aborted),
-        Some(Outcome::TimedOut),
-    ] {
-        let mut got = vec![7];
-        shard.entries_with_outcome(o, &mut got).unwrap();
-        let want: Vec<u32> = std::iter::once(7)
-            .chain(
-                shard
-                    .entries()
-                    .filter(|e| e.outcome().unwrap() == o)
-                    .map(|e| e.index() as u32),
-            )
-            .collect();
-        assert_eq!(got, want, "{o:?}");
-    }
     // Each listed field's lists are its values present, ascending, each with its entries
     // (ascending) and their token total; nothing else.
     for field in ListField::ALL {
