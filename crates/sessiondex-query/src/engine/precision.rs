@@ -264,11 +264,20 @@ pub(super) fn add_and_tier(
                 }
             }
         }
-        let present: HashSet<(usize, u32)> =
-            items[..n_entries].iter().map(|it| (it.1, it.2)).collect();
+        // The entries an id names that are no candidate yet join as their own items. Most
+        // queries name none, and then the candidates are not looked up at all.
+        // `named` is ascending (a set's order), so each candidate is looked up by halves.
         let named: Vec<(usize, u32)> = s.px.id_entries.iter().copied().collect();
-        for key in named {
-            if !present.contains(&key) {
+        let mut present = vec![false; named.len()];
+        if !named.is_empty() {
+            for it in &items[..n_entries] {
+                if let Ok(j) = named.binary_search(&(it.1, it.2)) {
+                    present[j] = true;
+                }
+            }
+        }
+        for (key, seen) in named.into_iter().zip(present) {
+            if !seen {
                 s.px.id_only.insert(key);
                 items.push((0.0, key.0, key.1, Item::Entry));
                 tier.push(3);
