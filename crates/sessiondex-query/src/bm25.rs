@@ -1277,6 +1277,32 @@ mod tests {
         }
     }
 
+    /// The matches [`term_spans`] finds in ASCII text are at most the occurrences of the
+    /// terms among the text's tokens (the indexer's tokenizer over the whole text), so a page
+    /// stops looking once it has found as many as an entry's term frequencies. Not so in
+    /// other text: a compatibility character normalizes to a separator and a mark, so a run
+    /// can match that the whole text's tokens do not hold.
+    #[test]
+    fn ascii_term_spans_are_at_most_the_terms_tokens() {
+        let q = QueryTerms::from_terms(["ab", "a_1", "b", "zz9", "a", "1"].map(String::from));
+        let count = |text: &str| {
+            let mut n = 0usize;
+            for_each_token(text, |t| n += usize::from(q.position(t).is_some()));
+            n
+        };
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for len in 0..2000 {
+            let text = random_text(b"aAbBzZ9_1 .-/\n\t", len % 80, &mut x);
+            let spans = term_spans(&text, &q, usize::MAX);
+            assert_eq!(spans.len(), count(&text), "{text:?}: {spans:?}");
+        }
+        let text = "\u{a8}A";
+        let q = QueryTerms::from_terms(["a"].map(String::from));
+        let mut n = 0usize;
+        for_each_token(text, |t| n += usize::from(q.position(t).is_some()));
+        assert_eq!((term_spans(text, &q, usize::MAX).len(), n), (1, 0));
+    }
+
     /// ASCII text takes the run-by-byte path; the character-at-a-time path gives the same
     /// spans, at every cap.
     #[test]

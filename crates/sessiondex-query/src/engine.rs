@@ -2688,9 +2688,14 @@ pub fn recall(
     // integers.
     let order = precision::best_keys(&slots, &items, want);
     #[allow(clippy::cast_possible_truncation)]
-    let items: Vec<precision::Ranked> = order
+    // Each with its place in `items`: the first `s.entries.len()` are the hot candidates, in
+    // order, so a page entry's term frequencies are found by it.
+    let items: Vec<(usize, precision::Ranked)> = order
         .iter()
-        .filter_map(|&k| items.get(k as u32 as usize).copied())
+        .filter_map(|&k| {
+            let k = k as u32 as usize;
+            items.get(k).map(|&it| (k, it))
+        })
         .collect();
 
     // One page, bounded.
@@ -2707,7 +2712,7 @@ pub fn recall(
     // The `follow` calls of the page's cold session hits (the request without what names a
     // place in one session), serialized once, for the first of them.
     let cold_follow: std::cell::OnceCell<SessionRecalls> = std::cell::OnceCell::new();
-    for &(score, slot_k, entry, item) in items.iter().skip(offset).take(v.page_size as usize) {
+    for &(k, (score, slot_k, entry, item)) in items.iter().skip(offset).take(v.page_size as usize) {
         let slot = &slots[slot_k];
         // The bound of the hit's call's args, when it is known without a walk over them.
         let mut args_bound = None;
@@ -2728,10 +2733,26 @@ pub fn recall(
                 if let Some(th) = precision::snippet_text(&e, &matched_in)? {
                     text = th;
                 }
-                // Every match (up to a cap), so the window is the densest of the entry.
+                // Every match (up to a cap), so the window is the densest of the entry. A
+                // literal query's matches in a stored ASCII text that is whole are at most the
+                // entry's term frequencies (its text and thinking are indexed whole, and in
+                // ASCII text a match is a token; `bm25` tests both): once that many are found,
+                // the rest of the text holds none (a long tool output is not read past its
+                // last match).
+                let term_cap = match (&s.matcher, s.entries.get(k)) {
+                    (Matcher::Terms { fuzzy: false, .. }, Some(c)) if !e.truncated() => s
+                        .tf(c)
+                        .iter()
+                        .fold(0usize, |a, &n| a.saturating_add(n as usize))
+                        .min(MAX_SNIP),
+                    _ => MAX_SNIP,
+                };
                 let spans_of = |text: &str| match &s.matcher {
                     Matcher::None => Vec::new(),
-                    Matcher::Terms { .. } => crate::bm25::term_spans(text, &highlight, MAX_SNIP),
+                    Matcher::Terms { .. } => {
+                        let cap = if text.is_ascii() { term_cap } else { MAX_SNIP };
+                        crate::bm25::term_spans(text, &highlight, cap)
+                    }
                     Matcher::Phrase { phrase, .. } => phrase.spans(text, MAX_SNIP),
                     Matcher::Regex(re) => re.find_spans(text, MAX_SNIP),
                 };
