@@ -157,6 +157,31 @@ pub struct TermList {
     ords: Vec<u32>,
     /// [`TermList::dotted`], found on first use.
     dotted: OnceLock<Vec<usize>>,
+    /// The terms of three bytes or more by their last three, found by the second
+    /// [`TermList::ending_with`] of three bytes or more (a process that asks once, as the
+    /// CLI does, searches once instead of building them).
+    suffixes: OnceLock<Suffixes>,
+    /// Whether an [`TermList::ending_with`] of three bytes or more searched already.
+    searched_ending: std::sync::atomic::AtomicBool,
+}
+
+/// The positions of the terms of three bytes or more, grouped by a hash of their last three
+/// bytes into [`SUFFIX_BUCKETS`] lists (each ascending): the terms that can end with a
+/// needle of three bytes or more are those of its bucket.
+#[derive(Debug, Default)]
+struct Suffixes {
+    /// Where each bucket's positions start in `terms`, and the end.
+    starts: Vec<u32>,
+    terms: Vec<u32>,
+}
+
+const SUFFIX_BUCKETS: usize = 1 << 16;
+
+/// The bucket of the last three bytes of `b` (at least three).
+fn suffix_bucket(b: &[u8]) -> usize {
+    let n = b.len();
+    let k = u32::from(b[n - 3]) << 16 | u32::from(b[n - 2]) << 8 | u32::from(b[n - 1]);
+    (k.wrapping_mul(0x9e37_79b1) >> 16) as usize
 }
 
 impl TermList {
@@ -227,10 +252,24 @@ impl TermList {
     /// Positions (ascending) of the terms that end with `needle`: one search over all terms'
     /// bytes, as [`TermList::holding`], keeping the matches that end where their term ends.
     /// Every term ends with the empty needle.
+    /// From the second call on, a needle of three bytes or more is compared only with the
+    /// terms of its bucket (see [`Suffixes`]), not searched for in every term.
     #[must_use]
     pub fn ending_with(&self, needle: &memchr::memmem::Finder<'_>) -> Vec<usize> {
-        if needle.needle().is_empty() {
+        use std::sync::atomic::Ordering;
+        let n = needle.needle();
+        if n.is_empty() {
             return (0..self.len()).collect();
+        }
+        if n.len() >= 3 && self.searched_ending.swap(true, Ordering::Relaxed) {
+            let sx = self.suffixes();
+            let b = suffix_bucket(n);
+            let (s, e) = (sx.starts[b] as usize, sx.starts[b + 1] as usize);
+            return sx.terms[s..e]
+                .iter()
+                .map(|&k| k as usize)
+                .filter(|&k| self.get(k).is_some_and(|(t, _, _)| t.ends_with(n)))
+                .collect();
         }
         let mut out = Vec::new();
         self.each_match(needle, |k, ends_term| {
@@ -247,6 +286,40 @@ impl TermList {
     pub fn dotted(&self) -> &[usize] {
         self.dotted
             .get_or_init(|| self.holding(&[memchr::memmem::Finder::new("\u{307}")]))
+    }
+
+    /// [`Suffixes`], built by a counting sort of the terms' positions by bucket.
+    fn suffixes(&self) -> &Suffixes {
+        self.suffixes.get_or_init(|| {
+            let bucket_of = |k: usize| {
+                self.get(k)
+                    .map(|(t, _, _)| t)
+                    .filter(|t| t.len() >= 3)
+                    .map(suffix_bucket)
+            };
+            let mut starts = vec![0u32; SUFFIX_BUCKETS + 1];
+            for k in 0..self.len() {
+                if let Some(b) = bucket_of(k) {
+                    starts[b + 1] += 1;
+                }
+            }
+            for b in 0..SUFFIX_BUCKETS {
+                starts[b + 1] += starts[b];
+            }
+            let mut at = starts.clone();
+            let mut terms = vec![0u32; starts[SUFFIX_BUCKETS] as usize];
+            for k in 0..self.len() {
+                if let Some(b) = bucket_of(k) {
+                    // At most 2^32 terms: the list's ends are u32.
+                    #[allow(clippy::cast_possible_truncation)]
+                    {
+                        terms[at[b] as usize] = k as u32;
+                    }
+                    at[b] += 1;
+                }
+            }
+            Suffixes { starts, terms }
+        })
     }
 
     /// The number of terms.
@@ -1170,11 +1243,14 @@ mod tests {
                 .filter(|(_, t)| t.ends_with(a))
                 .map(|(k, _)| k)
                 .collect();
-            assert_eq!(
-                list.ending_with(&memchr::memmem::Finder::new(a)),
-                ending,
-                "{a:?}"
-            );
+            // The first call searches, the later ones look in the needle's bucket.
+            for _ in 0..2 {
+                assert_eq!(
+                    list.ending_with(&memchr::memmem::Finder::new(a)),
+                    ending,
+                    "{a:?}"
+                );
+            }
         }
         assert_eq!(list.get(2), Some((&b"abab"[..], 2, 9)));
         assert_eq!(list.get(terms.len()), None);
@@ -1186,5 +1262,46 @@ mod tests {
             dotted.ords.push(0);
         }
         assert_eq!(dotted.dotted(), [1, 2]);
+    }
+
+    /// Over many terms (many sharing a bucket), the buckets give the terms a search of each
+    /// term gives, in order, for needles of every length.
+    #[test]
+    fn ending_with_by_bucket_is_a_search_of_each_term() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let alphabet = ["a", "b", "c", "é", "z"];
+        let mut terms: Vec<String> = (0..3000)
+            .map(|_| {
+                (0..next(7))
+                    .map(|_| alphabet[next(5) as usize])
+                    .collect::<String>()
+            })
+            .collect();
+        terms.sort_unstable();
+        terms.dedup();
+        let mut list = TermList::default();
+        for (k, t) in terms.iter().enumerate() {
+            list.bytes.extend_from_slice(t.as_bytes());
+            list.ends.push(u32::try_from(list.bytes.len()).unwrap());
+            list.ords.push(u32::try_from(k).unwrap());
+        }
+        let _ = list.ending_with(&memchr::memmem::Finder::new("abc"));
+        for _ in 0..400 {
+            let needle: String = (0..next(6)).map(|_| alphabet[next(5) as usize]).collect();
+            let want: Vec<usize> = terms
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.ends_with(&needle))
+                .map(|(k, _)| k)
+                .collect();
+            let got = list.ending_with(&memchr::memmem::Finder::new(&needle));
+            assert_eq!(got, want, "{needle:?}");
+        }
     }
 }
