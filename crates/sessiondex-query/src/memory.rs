@@ -38,7 +38,7 @@ use sessiondex_source::Branches;
 
 use crate::engine::EngineOptions;
 use crate::error::{Error, ErrorCode};
-use crate::index::{core_error, hydrate_bytes, source_hash, Hydrated, Index, MemoryParts};
+use crate::index::{core_error, hydrate_bytes, source_hash, Bytes, Hydrated, Index, MemoryParts};
 use crate::regex::RegexLimits;
 use crate::sessions::{row, SessionRow};
 
@@ -166,9 +166,9 @@ fn build(h: &Hydrated, size: u64, tier: Tier, policy: &Policy) -> Result<Built, 
     let ce = |e: sessiondex_core::Error| core_error(&e);
     let (file, summary, vocabulary) = match tier {
         Tier::Hot => {
-            let file = hot::build(&h.session.meta, &h.selection, policy).map_err(ce)?;
+            let file = Arc::new(hot::build(&h.session.meta, &h.selection, policy).map_err(ce)?);
             // The summary as stored in the file (caps may have added reasons there).
-            let mut summary = HotShard::open(&file[..])
+            let mut summary = HotShard::open(Bytes::Shared(Arc::clone(&file)))
                 .map(|s| s.summary().clone())
                 .unwrap_or_else(|_| SessionSummary::new(&h.session.meta, &h.selection));
             summary.cache_bytes = file.len() as u64;
@@ -177,7 +177,7 @@ fn build(h: &Hydrated, size: u64, tier: Tier, policy: &Policy) -> Result<Built, 
         // The digest's vocabulary and summary come with it: the file holds neither.
         Tier::Cold => {
             let b = cold::build_digest(&h.session.meta, &h.selection, policy).map_err(ce)?;
-            (b.file, b.summary, Some(Arc::new(b.vocabulary)))
+            (Arc::new(b.file), b.summary, Some(Arc::new(b.vocabulary)))
         }
     };
     let entry = CatalogEntry {
@@ -194,7 +194,7 @@ fn build(h: &Hydrated, size: u64, tier: Tier, policy: &Policy) -> Result<Built, 
     };
     Ok(Built {
         entry,
-        file: Arc::new(file),
+        file,
         vocabulary,
     })
 }
@@ -335,7 +335,8 @@ impl MemoryIndex {
         let mut files = Vec::with_capacity(mode.sessions.len());
         for b in mode.sessions.values() {
             let terms = match b.entry.tier {
-                Tier::Hot => HotShard::open(&b.file[..]).and_then(|h| SessionTerms::of_hot(&h)),
+                Tier::Hot => HotShard::open(Bytes::Shared(Arc::clone(&b.file)))
+                    .and_then(|h| SessionTerms::of_hot(&h)),
                 Tier::Cold => {
                     let v = b.vocabulary.as_deref().cloned().ok_or_else(|| {
                         Error::new(
@@ -343,7 +344,7 @@ impl MemoryIndex {
                             "a cold session without its vocabulary",
                         )
                     })?;
-                    ColdDigest::open(&b.file[..])
+                    ColdDigest::open(Bytes::Shared(Arc::clone(&b.file)))
                         .and_then(|d| SessionTerms::of_cold(&d, &b.entry.summary.session_id, v))
                 }
             }
@@ -425,7 +426,7 @@ impl MemoryIndex {
         }
         for it in items.iter().filter(|it| it.kind == ItemKind::Catalog) {
             let Some(b) = it.branches else { continue };
-            let cat = Catalog::open(copy_aligned(it.data)).map_err(ce)?;
+            let cat = Catalog::open(Bytes::Owned(copy_aligned(it.data))).map_err(ce)?;
             let mut entries = BTreeMap::new();
             for i in 0..cat.len() {
                 let e = cat.session(i).map_err(ce)?;
@@ -444,13 +445,12 @@ impl MemoryIndex {
                 } else {
                     Tier::Cold
                 };
-                let file = copy_aligned(f.data);
+                let file = Arc::new(copy_aligned(f.data));
                 let vocabulary = vocabularies.get_mut(at).and_then(Option::take);
                 let opens = match (tier, &vocabulary) {
-                    (Tier::Hot, _) => HotShard::open(&file[..]).is_ok(),
-                    (Tier::Cold, Some(v)) => {
-                        ColdDigest::open(&file[..]).is_ok_and(|d| d.vocabulary_len() == v.len())
-                    }
+                    (Tier::Hot, _) => HotShard::open(Bytes::Shared(Arc::clone(&file))).is_ok(),
+                    (Tier::Cold, Some(v)) => ColdDigest::open(Bytes::Shared(Arc::clone(&file)))
+                        .is_ok_and(|d| d.vocabulary_len() == v.len()),
                     (Tier::Cold, None) => false,
                 };
                 let matches = m
@@ -462,7 +462,7 @@ impl MemoryIndex {
                         f.name.to_owned(),
                         Built {
                             entry,
-                            file: Arc::new(file),
+                            file,
                             vocabulary: vocabulary.filter(|_| tier == Tier::Cold).map(Arc::new),
                         },
                     );
