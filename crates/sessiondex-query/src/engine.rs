@@ -1125,10 +1125,10 @@ fn intersect_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
 fn kept_entries(
     coverage: &mut Coverage,
     shard: &HotShard<Bytes>,
-    mask: &[bool],
+    mask: &Mask,
     cand: Option<&[u32]>,
 ) -> Result<Vec<usize>, Error> {
-    let kept = |i: &usize| mask.get(*i).copied().unwrap_or(false);
+    let kept = |i: &usize| mask.holds(*i);
     Ok(match cand {
         Some(c) => {
             note_cut_outside(coverage, shard, mask, c)?;
@@ -1138,6 +1138,29 @@ fn kept_entries(
     })
 }
 
+/// The entries of a shard that passed the filters: all of them (no filter, nothing to
+/// allocate and clear for each query), or those marked.
+enum Mask {
+    All(usize),
+    Marked(Vec<bool>),
+}
+
+impl Mask {
+    fn holds(&self, i: usize) -> bool {
+        match self {
+            Mask::All(n) => i < *n,
+            Mask::Marked(m) => m.get(i).copied().unwrap_or(false),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Mask::All(n) => *n,
+            Mask::Marked(m) => m.len(),
+        }
+    }
+}
+
 /// Notes `max_entry_chars` when an entry that `mask` keeps, outside the ascending
 /// `cands`, was cut: a scan of it would have reported the cut (no match can lie past it,
 /// since every token is posted). Skipped when the call has the reason already or the shard
@@ -1145,7 +1168,7 @@ fn kept_entries(
 fn note_cut_outside(
     coverage: &mut Coverage,
     shard: &HotShard<Bytes>,
-    mask: &[bool],
+    mask: &Mask,
     cands: &[u32],
 ) -> Result<(), Error> {
     if shard.summary().coverage.count(reason::MAX_ENTRY_CHARS) == 0
@@ -1157,7 +1180,7 @@ fn note_cut_outside(
         return Ok(());
     }
     let mut c = cands.iter().map(|&x| x as usize).peekable();
-    for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
+    for i in (0..mask.len()).filter(|&i| mask.holds(i)) {
         while c.next_if(|&x| x < i).is_some() {}
         if c.peek() == Some(&i) {
             continue;
@@ -1302,7 +1325,7 @@ impl Search<'_> {
         walk_ids: bool,
     ) -> Result<(), Error> {
         let n = shard.entry_count();
-        let mut mask = vec![false; n];
+        let mask;
         // With an outcome filter and no query, one failed call is one hit: a result record
         // whose call is in the shard defers to the call (both carry the paired outcome). With
         // a query the result stays searchable, since the output is where the words are.
@@ -1322,7 +1345,7 @@ impl Search<'_> {
         // The entries the mask holds, ascending, when a walk found them (else all of them).
         let mut admitted: Option<Vec<u32>> = None;
         if unfiltered {
-            mask.fill(true);
+            mask = Mask::All(n);
             self.docs += n as u64;
             self.total_len += shard.total_tokens();
         } else {
@@ -1378,9 +1401,11 @@ impl Search<'_> {
                 }
                 kept.sort_unstable();
             }
+            let mut marked = vec![false; n];
             for &i in &kept {
-                mask[i as usize] = true;
+                *marked.get_mut(i as usize).ok_or_else(corrupt)? = true;
             }
+            mask = Mask::Marked(marked);
             admitted = Some(kept);
         }
         let ops = self.v.operations_requested;
@@ -1485,7 +1510,7 @@ impl Search<'_> {
                         #[allow(clippy::cast_possible_truncation)]
                         hits.extend(
                             postings
-                                .filter(|p| mask.get(p.entry as usize).copied().unwrap_or(false))
+                                .filter(|p| mask.holds(p.entry as usize))
                                 .map(|p| (p.entry, g as u32, p.tf)),
                         );
                     }
@@ -1493,10 +1518,19 @@ impl Search<'_> {
                 hits.sort_by_key(|h| h.0);
                 let stats = shard.entry_stats().map_err(ce)?;
                 // One entry's run of hits at a time, its frequencies summed per group.
-                let mut tf = vec![0u32; ng];
+                // Few groups are counted in a buffer of fixed size, cleared by a store or
+                // two instead of a call to clear memory for every entry.
+                let mut few = [0u32; 8];
+                let mut many = vec![0u32; if ng > few.len() { ng } else { 0 }];
                 let mut at = 0;
                 while let Some(&(entry, _, _)) = hits.get(at) {
-                    tf.fill(0);
+                    let tf: &mut [u32] = if ng <= few.len() {
+                        few = [0; 8];
+                        &mut few[..ng]
+                    } else {
+                        many.fill(0);
+                        &mut many
+                    };
                     while let Some(&(_, g, n)) = hits.get(at).filter(|h| h.0 == entry) {
                         if let Some(t) = tf.get_mut(g as usize) {
                             *t = t.saturating_add(n);
@@ -1505,13 +1539,13 @@ impl Search<'_> {
                     }
                     let restricted;
                     let tf: &[u32] = if self.px.groups.is_all() {
-                        &tf
+                        tf
                     } else {
                         let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
                         restricted = crate::fields::Parts::of(&e).map_err(ce)?.restrict(
                             self.px.groups,
                             groups,
-                            &tf,
+                            tf,
                         );
                         &restricted
                     };
