@@ -653,16 +653,22 @@ fn ascii_normal_form(
                 c.to_ascii_lowercase()
             }
         }));
-        let mut w = from;
-        for r in from..out.len() {
-            let c = out[r];
-            if c == b' ' && w > from && out[w - 1] == b' ' {
-                continue;
+        // Found by a substring search for two spaces, the bytes between runs moved at once.
+        let (mut w, mut r, end) = (from, from, out.len());
+        while let Some(k) = out
+            .get(r..end)
+            .and_then(|rest| memchr::memmem::find(rest, b"  "))
+        {
+            let keep = r + k + 1;
+            out.copy_within(r..keep, w);
+            w += keep - r;
+            r = keep;
+            while out.get(r) == Some(&b' ') {
+                r += 1;
             }
-            out[w] = c;
-            w += 1;
         }
-        out.truncate(w);
+        out.copy_within(r..end, w);
+        out.truncate(w + (end - r));
         return;
     }
     let offset = |i: usize| u32::try_from(base + i).unwrap_or(u32::MAX);
@@ -761,8 +767,8 @@ impl Phrase {
         if text.is_ascii() {
             return self.count_ascii(text.as_bytes(), max);
         }
-        NormalizedText::text_only(text)
-            .match_indices(&self.needle)
+        let normal = NormalizedText::text_only(text);
+        memchr::memmem::find_iter(normal.as_bytes(), self.needle.as_bytes())
             .take(max)
             .count()
     }
@@ -820,10 +826,10 @@ impl Phrase {
     #[must_use]
     pub fn spans(&self, text: &str, max: usize) -> Vec<Range<usize>> {
         let n = NormalizedText::new(text);
-        n.as_str()
-            .match_indices(&self.needle)
+        let len = self.needle.len();
+        memchr::memmem::find_iter(n.as_str().as_bytes(), self.needle.as_bytes())
             .take(max)
-            .map(|(i, m)| n.original_range(i..i + m.len()))
+            .map(|i| n.original_range(i..i + len))
             .collect()
     }
 }
