@@ -2772,13 +2772,17 @@ pub fn recall(
                 // entry's term frequencies (its text and thinking are indexed whole, and in
                 // ASCII text a match is a token; `bm25` tests both): once that many are found,
                 // the rest of the text holds none (a long tool output is not read past its
-                // last match).
+                // last match). Only with every field group searched: then the frequencies
+                // count the text and the thinking whichever of them the snippet shows.
                 let term_cap = match (&s.matcher, s.entries.get(k)) {
-                    (Matcher::Terms { fuzzy: false, .. }, Some(c)) if !e.truncated() => s
-                        .tf(c)
-                        .iter()
-                        .fold(0usize, |a, &n| a.saturating_add(n as usize))
-                        .min(MAX_SNIP),
+                    (Matcher::Terms { fuzzy: false, .. }, Some(c))
+                        if !e.truncated() && s.px.groups.is_all() =>
+                    {
+                        s.tf(c)
+                            .iter()
+                            .fold(0usize, |a, &n| a.saturating_add(n as usize))
+                            .min(MAX_SNIP)
+                    }
                     _ => MAX_SNIP,
                 };
                 let spans_of = |text: &str| match &s.matcher {
