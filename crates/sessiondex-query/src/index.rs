@@ -1268,13 +1268,7 @@ mod tests {
     /// term gives, in order, for needles of every length.
     #[test]
     fn ending_with_by_bucket_is_a_search_of_each_term() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = crate::test_util::xorshift(0x2545_f491_4f6c_dd1du64);
         let alphabet = ["a", "b", "c", "é", "z"];
         let mut terms: Vec<String> = (0..3000)
             .map(|_| {

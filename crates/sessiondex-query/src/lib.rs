@@ -72,4 +72,16 @@ mod test_util {
         }
         all
     }
+
+    /// A xorshift64 generator from `seed` (not zero): each call gives the next value modulo
+    /// its argument (not zero).
+    pub(crate) fn xorshift(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed;
+        move |m| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        }
+    }
 }

@@ -292,14 +292,7 @@ mod tests {
     /// ASCII text gives the same snippet with or without the table of char starts.
     #[test]
     fn ascii_needs_no_char_table() {
-        // xorshift64
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut next = crate::test_util::xorshift(0x9e37_79b9_7f4a_7c15u64);
         let words = ["alpha", " ", "timeout", "\n", "x", "  ", "filler"];
         for round in 0..300 {
             let len = next(120) as usize;

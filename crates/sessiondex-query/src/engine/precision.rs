@@ -563,13 +563,7 @@ mod tests {
     /// scores from a few values (many ties), every count wanted up to past the items.
     #[test]
     fn best_keys_are_the_first_sorted() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut next = crate::test_util::xorshift(0x2545_f491_4f6c_dd1du64);
         for n in [0usize, 1, 2, 5, 40, 300, 2_000] {
             #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
             let items: Vec<Ranked> = (0..n)
