@@ -2744,9 +2744,14 @@ pub fn recall(
     // A page hit whose digest was left for later and is gone.
     let mut digest_missing = false;
     // The `follow` calls of the page's cold session hits (the request without what names a
-    // place in one session), serialized once, for the first of them.
-    let cold_follow: std::cell::OnceCell<SessionRecalls> = std::cell::OnceCell::new();
-    for &(k, (score, slot_k, entry, item)) in items.iter().skip(offset).take(v.page_size as usize) {
+    // place in one session), serialized once, for the first of them; the last of them takes
+    // the serialization itself.
+    let mut cold_follow: Option<SessionRecalls> = None;
+    let page_items = || items.iter().skip(offset).take(v.page_size as usize);
+    let mut cold_left = page_items()
+        .filter(|(_, (_, _, _, item))| matches!(item, Item::Cold(_)))
+        .count();
+    for &(k, (score, slot_k, entry, item)) in page_items() {
         let slot = &slots[slot_k];
         // The bound of the hit's call's args, when it is known without a walk over them.
         let mut args_bound = None;
@@ -2863,21 +2868,25 @@ pub fn recall(
                     },
                     _ => Vec::new(),
                 };
-                let calls = match cold_follow.get() {
+                let calls = match cold_follow.take() {
                     Some(calls) => calls,
-                    None => {
-                        let calls = SessionRecalls::new(&RecallRequest {
-                            cwd: None,
-                            entry_range: None,
-                            offset: None,
-                            ..req.clone()
-                        })?;
-                        cold_follow.get_or_init(|| calls)
-                    }
+                    None => SessionRecalls::new(RecallRequest {
+                        cwd: None,
+                        entry_range: None,
+                        offset: None,
+                        ..req.clone()
+                    })?,
                 };
-                let follow = calls.call(slot.file(), slot.source_hash(), slot.lineage());
-                args_bound =
-                    Some(calls.args_bound(slot.file(), slot.source_hash(), slot.lineage()));
+                let (file, hash, lineage) = (slot.file(), slot.source_hash(), slot.lineage());
+                args_bound = Some(calls.args_bound(file, hash, lineage));
+                cold_left = cold_left.saturating_sub(1);
+                let follow = if cold_left == 0 {
+                    calls.into_call(file, hash, lineage)
+                } else {
+                    let follow = calls.call(file, hash, lineage);
+                    cold_follow = Some(calls);
+                    follow
+                };
                 Hit {
                     matched_terms: s.cold_terms.terms(&c.notes()),
                     matched_structural_entries: structural,

@@ -894,18 +894,16 @@ pub(crate) struct SessionRecalls {
 const SESSION_KEYS: [&str; 3] = ["scope", "sourceHash", "lineageFingerprint"];
 
 impl SessionRecalls {
-    /// The calls of `req` (its own scope and hashes are replaced by each session's).
+    /// The calls of `req` (its own scope and hashes are replaced by each session's). The
+    /// request is taken whole: callers narrow a clone of theirs, and one clone is enough.
     ///
     /// # Errors
     ///
     /// `invalid_request` if the request does not serialize (it always does).
-    pub(crate) fn new(req: &RecallRequest) -> Result<SessionRecalls, Error> {
-        let rest = RecallRequest {
-            scope: None,
-            source_hash: None,
-            lineage_fingerprint: None,
-            ..req.clone()
-        };
+    pub(crate) fn new(mut rest: RecallRequest) -> Result<SessionRecalls, Error> {
+        rest.scope = None;
+        rest.source_hash = None;
+        rest.lineage_fingerprint = None;
         match serde_json::to_value(&rest).map_err(|e| shape_error(&e))? {
             Value::Object(mut base) => {
                 let rest_bound = json_value_len_bound_of_map(&base);
@@ -925,7 +923,21 @@ impl SessionRecalls {
     pub(crate) fn call(&self, file: &str, source_hash: &str, lineage: &str) -> Call {
         // The clone holds every key: the three values are set in place (inserting them
         // took a key string each and a shift of the map's node).
-        let mut args = self.base.clone();
+        Self::call_with(self.base.clone(), file, source_hash, lineage)
+    }
+
+    /// [`SessionRecalls::call`] for the last session of a page: the request's map becomes
+    /// the call's args instead of being copied for it.
+    pub(crate) fn into_call(self, file: &str, source_hash: &str, lineage: &str) -> Call {
+        Self::call_with(self.base, file, source_hash, lineage)
+    }
+
+    fn call_with(
+        mut args: serde_json::Map<String, Value>,
+        file: &str,
+        source_hash: &str,
+        lineage: &str,
+    ) -> Call {
         let mut scope = String::with_capacity(SCOPE_PREFIX.len() + file.len());
         scope.push_str(SCOPE_PREFIX);
         scope.push_str(file);
@@ -1587,7 +1599,7 @@ mod tests {
         }))
         .unwrap();
         for req in [every, RecallRequest::default()] {
-            let calls = SessionRecalls::new(&req).unwrap();
+            let calls = SessionRecalls::new(req.clone()).unwrap();
             for (file, hash, lineage) in [("/s/a b.jsonl", "00ff", "11"), ("c\"\n", "", "x")] {
                 let want = Call::recall(&RecallRequest {
                     scope: Some(Scope::Explicit(file.to_owned())),
@@ -1597,6 +1609,7 @@ mod tests {
                 })
                 .unwrap();
                 assert_eq!(calls.call(file, hash, lineage), want);
+                assert_eq!(calls.clone().into_call(file, hash, lineage), want);
                 assert_eq!(
                     calls.args_bound(file, hash, lineage),
                     json_value_len_bound(&want.args)
