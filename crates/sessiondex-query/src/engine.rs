@@ -213,6 +213,13 @@ struct Search<'a> {
     /// Fuzzy expansions of the query terms over the catalog's merged vocabulary, when none
     /// was cut by the cap: each shard's own expansion is this restricted to its terms.
     fuzzy_groups: Option<Vec<Vec<String>>>,
+    /// A literal query's groups (one term each), built by the first shard that needs them and
+    /// lent to each shard after it (built per shard, they were an allocation per term and
+    /// per group, for every shard).
+    literal_groups: Option<Vec<Vec<String>>>,
+    /// The (entry, group, tf) triples of a shard's postings, kept across shards for its
+    /// capacity.
+    hits_buf: Vec<(u32, u32, u32)>,
     /// Per literal query term, the catalog sessions holding it (ascending), when
     /// `candidate_sessions` read them.
     term_sessions: Option<Vec<Vec<u32>>>,
@@ -1432,10 +1439,18 @@ impl Search<'_> {
                 let own: Vec<Vec<String>>;
                 // Taken for the shard and put back below (an error ends the call anyway).
                 let shared_groups = self.fuzzy_groups.take();
+                let literal = (shared_groups.is_none() && !*fuzzy).then(|| {
+                    self.literal_groups
+                        .take()
+                        .unwrap_or_else(|| terms.iter().map(|t| vec![t.clone()]).collect())
+                });
                 let groups: &[Vec<String>] = if let Some(g) = &shared_groups {
                     g
+                } else if let Some(g) = &literal {
+                    g
                 } else {
-                    own = if *fuzzy {
+                    // A fuzzy query's own expansion over this shard's terms.
+                    own = {
                         let set = fst::Set::from(shard.terms().map_err(ce)?.into_fst());
                         let mut out = Vec::with_capacity(ng);
                         for t in terms {
@@ -1446,8 +1461,6 @@ impl Search<'_> {
                             out.push(ex.terms.into_iter().map(|f| f.term).collect());
                         }
                         out
-                    } else {
-                        terms.iter().map(|t| vec![t.clone()]).collect()
                     };
                     &own
                 };
@@ -1469,7 +1482,9 @@ impl Search<'_> {
                         self.entries.reserve(postings.len().min(room));
                         self.entry_tfs.reserve(postings.len().min(room));
                         let mut postings = postings.peekable();
-                        if !shared || postings.peek().is_some() {
+                        if (!shared || postings.peek().is_some())
+                            && !self.highlight.contains(term.as_str())
+                        {
                             self.highlight.insert(term.clone());
                         }
                         // Each posting's length and class read from their columns, cut once.
@@ -1492,21 +1507,26 @@ impl Search<'_> {
                             self.push_entry(slot, p.entry, stats.token_len(i), w, &[n]);
                         }
                         self.fuzzy_groups = shared_groups;
+                        self.literal_groups = literal;
                         return Ok(());
                     }
                 }
                 // (entry, group, tf) of every kept posting, then put in entry order: a sort
                 // of plain triples, not a map insert per posting. Postings of one term come
                 // sorted already, so the stable sort, which finds runs, merges them.
-                let mut hits: Vec<(u32, u32, u32)> = Vec::new();
+                let mut hits = std::mem::take(&mut self.hits_buf);
+                hits.clear();
                 for (g, group) in groups.iter().enumerate() {
                     for term in group {
-                        let mut postings = shard.postings(term).map_err(ce)?.peekable();
+                        let postings = shard.postings(term).map_err(ce)?;
                         // A shared expansion holds terms this shard lacks: only its own
                         // terms are highlighted, as with the shard's own expansion.
-                        if !shared || postings.peek().is_some() {
+                        if (!shared || !postings.is_empty())
+                            && !self.highlight.contains(term.as_str())
+                        {
                             self.highlight.insert(term.clone());
                         }
+                        hits.reserve(postings.len());
                         #[allow(clippy::cast_possible_truncation)]
                         hits.extend(
                             postings
@@ -1563,7 +1583,9 @@ impl Search<'_> {
                         self.push_entry(slot, entry, stats.token_len(i), w, tf);
                     }
                 }
+                self.hits_buf = hits;
                 self.fuzzy_groups = shared_groups;
+                self.literal_groups = literal;
             }
             Matcher::Phrase { phrase, tokens } => {
                 let first = match (&self.phrase_first, catalog) {
@@ -2313,6 +2335,8 @@ pub fn recall(
         regex_stopped: false,
         px: precision::Precision::new(&v),
         fuzzy_groups: None,
+        literal_groups: None,
+        hits_buf: Vec::new(),
         term_sessions: None,
         marked_few: None,
         filtered: false,
