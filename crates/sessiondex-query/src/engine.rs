@@ -1320,6 +1320,17 @@ impl Search<'_> {
         self.entries.push(c);
     }
 
+    /// Room for `most` more candidate entries of `per` frequencies each, within the budget,
+    /// when `most` is exact or close (a shard's found entries, a term's postings): reserved
+    /// once per shard, not grown a push at a time. Not for a bound that may be far above what
+    /// is pushed (the postings of several terms, which overlap): a reallocation copies the
+    /// whole capacity, and reserving that much copied more than growing did.
+    fn reserve_entries(&mut self, most: usize, per: usize) {
+        let most = most.min(CANDIDATE_ENTRY_BUDGET.saturating_sub(self.entries.len()));
+        self.entries.reserve(most);
+        self.entry_tfs.reserve(most.saturating_mul(per));
+    }
+
     /// The term frequencies of a candidate entry, one per query term group.
     fn tf(&self, c: &EntryCand) -> &[u32] {
         entry_tf(&self.entry_tfs, c)
@@ -1433,6 +1444,7 @@ impl Search<'_> {
                         &all
                     }
                 };
+                self.reserve_entries(picked.len(), 0);
                 for &i in picked {
                     let e = shard.entry(i as usize).ok_or_else(corrupt)?;
                     self.push_entry(slot, i, e.token_len(), weight(&e)?, &[]);
@@ -1480,11 +1492,8 @@ impl Search<'_> {
                         // group. With filters the triples' pass, which keeps only entries the
                         // mask holds, was the faster.
                         let postings = shard.postings(term).map_err(ce)?;
-                        // At most an entry per posting, within the budget (grown a push at a
-                        // time, a common term's thousands were copied over and over).
-                        let room = CANDIDATE_ENTRY_BUDGET.saturating_sub(self.entries.len());
-                        self.entries.reserve(postings.len().min(room));
-                        self.entry_tfs.reserve(postings.len().min(room));
+                        // At most an entry per posting.
+                        self.reserve_entries(postings.len(), 1);
                         let mut postings = postings.peekable();
                         if (!shared || postings.peek().is_some())
                             && !self.highlight.contains(term.as_str())
@@ -1672,6 +1681,7 @@ impl Search<'_> {
                         found.push((i, count, e.token_len(), weight(&e)?));
                     }
                 }
+                self.reserve_entries(found.len(), 1);
                 for (i, count, len, w) in found {
                     self.df[0] += 1;
                     self.push_entry(slot, i as u32, len, w, &[count as u32]);
@@ -1728,6 +1738,7 @@ impl Search<'_> {
                         found.push((i, count, e.token_len(), weight(&e)?));
                     }
                 }
+                self.reserve_entries(found.len(), 1);
                 for (i, count, len, w) in found {
                     self.df[0] += 1;
                     self.push_entry(slot, i as u32, len, w, &[count as u32]);
