@@ -1141,7 +1141,7 @@ fn kept_entries(
             note_cut_outside(coverage, shard, mask, c)?;
             c.iter().map(|&i| i as usize).filter(kept).collect()
         }
-        None => (0..mask.len()).filter(kept).collect(),
+        None => mask.kept().collect(),
     })
 }
 
@@ -1150,24 +1150,36 @@ fn kept_entries(
 const MERGED_GROUPS: usize = 8;
 
 /// The entries of a shard that passed the filters: all of them (no filter, nothing to
-/// allocate and clear for each query), or those marked.
+/// allocate and clear for each query), or those listed, ascending (a list, not a flag per
+/// entry: a filter keeps few of a shard's thousands, and the flags were an allocation and a
+/// clear of the whole shard for each query).
 enum Mask {
     All(usize),
-    Marked(Vec<bool>),
+    Listed(Vec<u32>),
 }
 
 impl Mask {
     fn holds(&self, i: usize) -> bool {
         match self {
             Mask::All(n) => i < *n,
-            Mask::Marked(m) => m.get(i).copied().unwrap_or(false),
+            Mask::Listed(v) => u32::try_from(i).is_ok_and(|i| v.binary_search(&i).is_ok()),
         }
     }
 
-    fn len(&self) -> usize {
+    /// The entries kept, ascending.
+    fn kept(&self) -> impl Iterator<Item = usize> + '_ {
+        let (all, listed) = match self {
+            Mask::All(n) => (0..*n, &[][..]),
+            Mask::Listed(v) => (0..0, v.as_slice()),
+        };
+        all.chain(listed.iter().map(|&i| i as usize))
+    }
+
+    /// The entries listed, when not all are kept.
+    fn listed(&self) -> Option<&[u32]> {
         match self {
-            Mask::All(n) => *n,
-            Mask::Marked(m) => m.len(),
+            Mask::All(_) => None,
+            Mask::Listed(v) => Some(v),
         }
     }
 }
@@ -1191,7 +1203,7 @@ fn note_cut_outside(
         return Ok(());
     }
     let mut c = cands.iter().map(|&x| x as usize).peekable();
-    for i in (0..mask.len()).filter(|&i| mask.holds(i)) {
+    for i in mask.kept() {
         while c.next_if(|&x| x < i).is_some() {}
         if c.peek() == Some(&i) {
             continue;
@@ -1364,8 +1376,6 @@ impl Search<'_> {
         let unfiltered = no_entry_filters(self.v)
             && self.px.groups.is_all()
             && !(self.px.notes_entries() && walk_ids);
-        // The entries the mask holds, ascending, when a walk found them (else all of them).
-        let mut admitted: Option<Vec<u32>> = None;
         if unfiltered {
             mask = Mask::All(n);
             self.docs += n as u64;
@@ -1423,12 +1433,14 @@ impl Search<'_> {
                 }
                 kept.sort_unstable();
             }
-            let mut marked = vec![false; n];
-            for &i in &kept {
-                *marked.get_mut(i as usize).ok_or_else(corrupt)? = true;
+            if !kept.is_sorted() {
+                kept.sort_unstable();
             }
-            mask = Mask::Marked(marked);
-            admitted = Some(kept);
+            kept.dedup();
+            if kept.last().is_some_and(|&i| i as usize >= n) {
+                return Err(corrupt());
+            }
+            mask = Mask::Listed(kept);
         }
         let ops = self.v.operations_requested;
         let weight = |e: &HotEntry<'_>| -> Result<f32, Error> {
@@ -1437,8 +1449,8 @@ impl Search<'_> {
         match &self.matcher {
             Matcher::None => {
                 let all: Vec<u32>;
-                let picked = match &admitted {
-                    Some(a) => a.as_slice(),
+                let picked = match mask.listed() {
+                    Some(a) => a,
                     None => {
                         all = (0..u32::try_from(n).map_err(|_| corrupt())?).collect();
                         &all
@@ -1485,7 +1497,7 @@ impl Search<'_> {
                 let one_term = !prefilter_tests::TRIPLES.with(std::cell::Cell::get);
                 #[cfg(not(test))]
                 let one_term = true;
-                if let ([group], true, true) = (groups, admitted.is_none(), one_term) {
+                if let ([group], true, true) = (groups, mask.listed().is_none(), one_term) {
                     if let [term] = group.as_slice() {
                         // One term and no filter (every entry passes): its postings are the
                         // entries, in order, each with its frequency; no triples to sort and
@@ -1550,6 +1562,8 @@ impl Search<'_> {
                     let heads = &mut heads[..lists.len()];
                     let stats = shard.entry_stats().map_err(ce)?;
                     let n_entries = shard.entry_count();
+                    // The entries merge ascending: the listed ones are walked beside them.
+                    let mut listed = mask.listed().map(|l| l.iter().peekable());
                     while let Some(entry) = heads.iter().flatten().map(|p| p.entry).min() {
                         let mut tf = [0u32; MERGED_GROUPS];
                         for ((head, list), t) in heads.iter_mut().zip(&mut lists).zip(&mut tf) {
@@ -1558,7 +1572,14 @@ impl Search<'_> {
                                 *head = list.next();
                             }
                         }
-                        if !mask.holds(entry as usize) {
+                        let held = match &mut listed {
+                            None => mask.holds(entry as usize),
+                            Some(l) => {
+                                while l.next_if(|&&i| i < entry).is_some() {}
+                                l.peek() == Some(&&entry)
+                            }
+                        };
+                        if !held {
                             continue;
                         }
                         let tf = &tf[..ng];
