@@ -1145,6 +1145,27 @@ fn kept_entries(
     })
 }
 
+/// Drops the values of the ascending `list` below `x` and answers whether `x` is the first one
+/// left: a galloping search, so a walk of ascending `x` costs about the shorter of the two
+/// lists (a filter may keep many more entries than a rare term posts, or far fewer than a
+/// common one).
+fn advance_to(list: &mut &[u32], x: u32) -> bool {
+    let l = *list;
+    if l.first().is_none_or(|&f| f >= x) {
+        return l.first() == Some(&x);
+    }
+    // l[0] < x: find a bound `hi` with l[hi] >= x (or the end), doubling.
+    let mut hi = 1;
+    while l.get(hi).is_some_and(|&v| v < x) {
+        hi *= 2;
+    }
+    let lo = hi / 2;
+    let hi = hi.min(l.len());
+    let at = lo + l.get(lo..hi).map_or(0, |w| w.partition_point(|&v| v < x));
+    *list = l.get(at..).unwrap_or_default();
+    list.first() == Some(&x)
+}
+
 /// At most this many term groups, each of one term, have their postings merged instead of
 /// sorted as triples ([`Search::search_shard`]).
 const MERGED_GROUPS: usize = 8;
@@ -1433,10 +1454,10 @@ impl Search<'_> {
                 }
                 kept.sort_unstable();
             }
-            if !kept.is_sorted() {
-                kept.sort_unstable();
-            }
-            kept.dedup();
+            // Ascending and unique as built: the stored lists are checked so, the walk goes in
+            // order, the put-aside results join sorted (no pass over a filter's many kept
+            // entries to check or sort them again).
+            debug_assert!(kept.windows(2).all(|w| w[0] < w[1]));
             if kept.last().is_some_and(|&i| i as usize >= n) {
                 return Err(corrupt());
             }
@@ -1497,15 +1518,18 @@ impl Search<'_> {
                 let one_term = !prefilter_tests::TRIPLES.with(std::cell::Cell::get);
                 #[cfg(not(test))]
                 let one_term = true;
-                if let ([group], true, true) = (groups, mask.listed().is_none(), one_term) {
+                if let ([group], true) = (groups, one_term) {
                     if let [term] = group.as_slice() {
-                        // One term and no filter (every entry passes): its postings are the
-                        // entries, in order, each with its frequency; no triples to sort and
-                        // group. With filters the triples' pass, which keeps only entries the
-                        // mask holds, was the faster.
+                        // One term: its postings are the entries, in order, each with its
+                        // frequency (those the filters kept, when they listed some); no
+                        // triples to sort and group.
                         let postings = shard.postings(term).map_err(ce)?;
-                        // At most an entry per posting.
-                        self.reserve_entries(postings.len(), 1);
+                        let mut listed = mask.listed();
+                        // At most an entry per posting (and per listed entry).
+                        self.reserve_entries(
+                            postings.len().min(listed.map_or(usize::MAX, <[u32]>::len)),
+                            1,
+                        );
                         let mut postings = postings.peekable();
                         if (!shared || postings.peek().is_some())
                             && !self.highlight.contains(term.as_str())
@@ -1520,7 +1544,7 @@ impl Search<'_> {
                             while let Some(q) = postings.next_if(|q| q.entry == p.entry) {
                                 n = n.saturating_add(q.tf);
                             }
-                            if n == 0 {
+                            if n == 0 || listed.as_mut().is_some_and(|l| !advance_to(l, p.entry)) {
                                 continue;
                             }
                             self.df[0] += 1;
@@ -1562,8 +1586,9 @@ impl Search<'_> {
                     let heads = &mut heads[..lists.len()];
                     let stats = shard.entry_stats().map_err(ce)?;
                     let n_entries = shard.entry_count();
-                    // The entries merge ascending: the listed ones are walked beside them.
-                    let mut listed = mask.listed().map(|l| l.iter().peekable());
+                    // The entries merge ascending: each is looked up in the listed ones
+                    // after the last ([`advance_to`]).
+                    let mut listed = mask.listed();
                     while let Some(entry) = heads.iter().flatten().map(|p| p.entry).min() {
                         let mut tf = [0u32; MERGED_GROUPS];
                         for ((head, list), t) in heads.iter_mut().zip(&mut lists).zip(&mut tf) {
@@ -1574,10 +1599,7 @@ impl Search<'_> {
                         }
                         let held = match &mut listed {
                             None => mask.holds(entry as usize),
-                            Some(l) => {
-                                while l.next_if(|&&i| i < entry).is_some() {}
-                                l.peek() == Some(&&entry)
-                            }
+                            Some(l) => advance_to(l, entry),
                         };
                         if !held {
                             continue;
@@ -3077,6 +3099,35 @@ pub fn recall(
         coverage: s.coverage,
         error: None,
     })
+}
+
+#[cfg(test)]
+mod advance_tests {
+    use super::advance_to;
+    use crate::test_util::xorshift;
+
+    /// Over random ascending lists and ascending probes (repeats included), each answer is the
+    /// probe's membership and what is left is every value from the probe on.
+    #[test]
+    fn advance_to_is_membership_and_drops_the_smaller() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        for len in [0usize, 1, 2, 3, 7, 64, 500] {
+            for _ in 0..40 {
+                let mut v: Vec<u32> = (0..len).map(|_| next(1_000) as u32).collect();
+                v.sort_unstable();
+                v.dedup();
+                let mut probes: Vec<u32> = (0..next(60) + 1).map(|_| next(1_100) as u32).collect();
+                probes.sort_unstable();
+                let mut left: &[u32] = &v;
+                for &x in &probes {
+                    let held = advance_to(&mut left, x);
+                    assert_eq!(held, v.binary_search(&x).is_ok(), "{v:?} {x}");
+                    let want: Vec<u32> = v.iter().copied().filter(|&y| y >= x).collect();
+                    assert_eq!(left, want.as_slice(), "{v:?} {x}");
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
