@@ -1364,6 +1364,43 @@ impl Search<'_> {
         self.entry_tfs.reserve(most.saturating_mul(per));
     }
 
+    /// Pushes the entries of one term's `postings` that `keep` keeps (asked in ascending
+    /// entry order; at most `most` of them), each with its frequency: the one-term path of
+    /// [`Search::search_shard`].
+    fn push_postings(
+        &mut self,
+        slot: usize,
+        shard: &HotShard<Bytes>,
+        postings: hot::Postings<'_>,
+        most: usize,
+        mut keep: impl FnMut(u32) -> bool,
+    ) -> Result<(), Error> {
+        // At most `most` entries: reserved once.
+        self.reserve_entries(most, 1);
+        let ops = self.v.operations_requested;
+        // Each posting's length and class read from their columns, cut once.
+        let stats = shard.entry_stats().map_err(ce)?;
+        let n_entries = shard.entry_count();
+        let mut postings = postings.peekable();
+        while let Some(p) = postings.next() {
+            let mut n = p.tf;
+            while let Some(q) = postings.next_if(|q| q.entry == p.entry) {
+                n = n.saturating_add(q.tf);
+            }
+            if n == 0 || !keep(p.entry) {
+                continue;
+            }
+            self.df[0] += 1;
+            let i = p.entry as usize;
+            if i >= n_entries {
+                return Err(corrupt());
+            }
+            let w = provenance_weight(stats.class(i).map_err(ce)?, ops);
+            self.push_entry(slot, p.entry, stats.token_len(i), w, &[n]);
+        }
+        Ok(())
+    }
+
     /// The term frequencies of a candidate entry, one per query term group.
     fn tf(&self, c: &EntryCand) -> &[u32] {
         entry_tf(&self.entry_tfs, c)
@@ -1524,36 +1561,23 @@ impl Search<'_> {
                         // frequency (those the filters kept, when they listed some); no
                         // triples to sort and group.
                         let postings = shard.postings(term).map_err(ce)?;
-                        let mut listed = mask.listed();
-                        // At most an entry per posting (and per listed entry).
-                        self.reserve_entries(
-                            postings.len().min(listed.map_or(usize::MAX, <[u32]>::len)),
-                            1,
-                        );
-                        let mut postings = postings.peekable();
-                        if (!shared || postings.peek().is_some())
+                        if (!shared || !postings.is_empty())
                             && !self.highlight.contains(term.as_str())
                         {
                             self.highlight.insert(term.clone());
                         }
-                        // Each posting's length and class read from their columns, cut once.
-                        let stats = shard.entry_stats().map_err(ce)?;
-                        let n_entries = shard.entry_count();
-                        while let Some(p) = postings.next() {
-                            let mut n = p.tf;
-                            while let Some(q) = postings.next_if(|q| q.entry == p.entry) {
-                                n = n.saturating_add(q.tf);
+                        // Two loops, one without a check per posting.
+                        match mask.listed() {
+                            None => {
+                                let most = postings.len();
+                                self.push_postings(slot, shard, postings, most, |_| true)?;
                             }
-                            if n == 0 || listed.as_mut().is_some_and(|l| !advance_to(l, p.entry)) {
-                                continue;
+                            Some(mut l) => {
+                                let most = postings.len().min(l.len());
+                                self.push_postings(slot, shard, postings, most, |e| {
+                                    advance_to(&mut l, e)
+                                })?;
                             }
-                            self.df[0] += 1;
-                            let i = p.entry as usize;
-                            if i >= n_entries {
-                                return Err(corrupt());
-                            }
-                            let w = provenance_weight(stats.class(i).map_err(ce)?, ops);
-                            self.push_entry(slot, p.entry, stats.token_len(i), w, &[n]);
                         }
                         self.fuzzy_groups = shared_groups;
                         self.literal_groups = literal;
