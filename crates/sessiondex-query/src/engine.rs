@@ -1555,11 +1555,12 @@ impl Search<'_> {
                 let one_term = !prefilter_tests::TRIPLES.with(std::cell::Cell::get);
                 #[cfg(not(test))]
                 let one_term = true;
-                if let ([group], true) = (groups, one_term) {
+                if let ([group], true, true) = (groups, one_term, self.px.groups.is_all()) {
                     if let [term] = group.as_slice() {
                         // One term: its postings are the entries, in order, each with its
                         // frequency (those the filters kept, when they listed some); no
-                        // triples to sort and group.
+                        // triples to sort and group. With some field groups only, the
+                        // triples' pass counts each entry's frequencies in those groups.
                         let postings = shard.postings(term).map_err(ce)?;
                         if (!shared || !postings.is_empty())
                             && !self.highlight.contains(term.as_str())
@@ -3214,15 +3215,17 @@ mod prefilter_tests {
         assert!(pages > 40, "{pages}");
     }
 
-    /// Each query with each of a few request shapes, over every session hot and over the
-    /// default tiers: the page with the direct postings paths equals the one of the triples'
-    /// sort. Returns how many pages held hits.
+    /// Each query with each of a few request shapes, over every session hot (reasoning
+    /// indexed or not, so that an entry holds text and reasoning for a request of one field
+    /// group) and over the default tiers: the page with the direct postings paths equals the
+    /// one of the triples' sort. Returns how many pages held hits.
     fn pages_as_triples(queries: &[&str]) -> usize {
         let all = corpus();
         let mut pages = 0;
-        for hot in [Some(10_000), None] {
+        for (hot, index_thinking) in [(Some(10_000), false), (Some(10_000), true), (None, false)] {
             let mut m = MemoryIndex::new(MemoryConfig {
                 hot_sessions: hot,
+                index_thinking,
                 ..MemoryConfig::default()
             });
             for (name, bytes) in &all {
@@ -3238,6 +3241,10 @@ mod prefilter_tests {
                     serde_json::json!({"role": "user"}),
                     serde_json::json!({"queryMode": "fuzzy"}),
                     serde_json::json!({"offset": 5, "pageSize": 7}),
+                    serde_json::json!({"in": ["text"]}),
+                    serde_json::json!({"in": ["thinking"]}),
+                    serde_json::json!({"in": ["tool_output"], "queryMatch": "all"}),
+                    serde_json::json!({"in": ["tool_input", "text"], "tool": "bash"}),
                 ] {
                     let mut j =
                         serde_json::json!({"scope": "global", "query": query, "pageSize": 20});
