@@ -515,19 +515,17 @@ fn list_entries(list: Option<&EntryList<'_>>, n: usize) -> Result<Picked, Error>
     Ok((out, Some(l.tokens)))
 }
 
-/// The entries in both ascending lists, ascending.
+/// The values in both ascending lists, ascending and once each: the shorter one walked, each
+/// of its values looked up in the longer by [`advance_to`].
 fn intersect(a: &[u32], b: &[u32]) -> Vec<u32> {
     let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    let mut out = Vec::with_capacity(small.len());
     let mut rest = large;
-    for &x in small {
-        let at = rest.partition_point(|&y| y < x);
-        rest = &rest[at..];
-        if rest.first() == Some(&x) {
-            out.push(x);
-        }
-    }
-    out
+    let mut last = None;
+    small
+        .iter()
+        .copied()
+        .filter(|&x| last.replace(x) != Some(x) && advance_to(&mut rest, x))
+        .collect()
 }
 
 /// The term frequencies of `c` in [`Search::entry_tfs`].
@@ -841,7 +839,7 @@ fn narrow_all(s: &mut Search<'_>, index: &Index, cands: &mut [bool]) {
     let cold = |i: u32| (i as usize) < n && flags.get(i as usize).is_some_and(|f| f & COLD != 0);
     let mut every = lists[0].clone();
     for list in &lists[1..] {
-        every = intersect_sorted(&every, list);
+        every = intersect(&every, list);
     }
     for (g, list) in lists.iter().enumerate() {
         let mut at = 0;
@@ -1074,7 +1072,7 @@ fn phrase_entries(
     let mut keep = |list: Vec<u32>| {
         acc = Some(match acc.take() {
             None => list,
-            Some(a) => intersect_sorted(&a, &list),
+            Some(a) => intersect(&a, &list),
         });
     };
     for t in &inner[1..] {
@@ -1107,24 +1105,6 @@ fn phrase_entries(
     seen.dedup();
     keep(seen);
     Ok(acc)
-}
-
-/// The values in both of two ascending lists, ascending.
-fn intersect_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
-    let mut out = Vec::with_capacity(a.len().min(b.len()));
-    let (mut i, mut j) = (0, 0);
-    while let (Some(&x), Some(&y)) = (a.get(i), b.get(j)) {
-        match x.cmp(&y) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                out.push(x);
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    out
 }
 
 /// The entries `mask` keeps, ascending: with `cand` (a phrase's or regex's candidates,
@@ -3618,6 +3598,9 @@ mod prefilter_tests {
             assert_eq!(super::intersect(&a, &b), want, "{la} {lb} {span}");
             assert_eq!(super::intersect(&b, &a), want, "{la} {lb} {span}");
         }
+        // A value repeated (a damaged list) is still met once.
+        assert_eq!(super::intersect(&[1, 1, 2, 5, 5], &[1, 5, 5, 7]), [1, 5]);
+        assert_eq!(super::intersect(&[1, 5, 5, 7], &[1, 1, 2, 5, 5]), [1, 5]);
         let bytes = tool_session(20, 3);
         let opts = sessiondex_source::ReadOptions::default();
         let s = sessiondex_source::read_bytes("t.jsonl", &bytes, &opts).unwrap();
