@@ -27,8 +27,8 @@ use crate::fuzzy::{self, FuzzyOptions};
 use crate::index::{core_error, Bytes, Index, Resolved, SessionTotals, COLD};
 use crate::regex::{CompiledRegex, HaystackBudget, RegexLimits};
 use crate::request::{
-    json_len, reason, Call, Coverage, ExpandRequest, Hit, HitKind, Page, QueryMatch, QueryMode,
-    RecallRequest, Scope, SessionRecalls, StructuralEntry, ValidRecall,
+    json_len, reason, Call, Coverage, Hit, HitKind, Page, QueryMatch, QueryMode, RecallRequest,
+    Scope, SessionRecalls, StructuralEntry, ValidRecall,
 };
 use crate::snippet::{snippet, SnippetOptions};
 
@@ -2958,14 +2958,14 @@ pub fn recall(
                     snip = sn;
                     snippet_unavailable = why.map(|u| u.code().to_owned());
                 }
-                let follow = Call::expand(&ExpandRequest {
-                    session: slot.file().to_string(),
-                    indices: Some(vec![i64::from(entry)]),
-                    source_hash: Some(slot.source_hash().to_string()),
-                    lineage_fingerprint: Some(slot.lineage().to_string()),
-                    branches: branches_arg,
-                    ..ExpandRequest::default()
-                })?;
+                let (follow, bound) = Call::expand_entry(
+                    slot.file(),
+                    entry,
+                    slot.source_hash(),
+                    slot.lineage(),
+                    branches_arg,
+                );
+                args_bound = Some(bound);
                 Hit {
                     kind: HitKind::Entry,
                     session_id: slot.session_id().to_string(),

@@ -818,6 +818,50 @@ impl Call {
         })
     }
 
+    /// The `expand` call of one entry by index, with `args_bound`: what [`Call::expand`]
+    /// gives for an [`ExpandRequest`] of `session`, `indices: [index]`, `sourceHash`,
+    /// `lineageFingerprint` and `branches`, with [`json_value_len_bound`] of its args. The
+    /// args are built as the map they serialize to and their bound is counted from the
+    /// parts: a page made both with the serializer and a walk over the map for each of its
+    /// entry hits.
+    pub(crate) fn expand_entry(
+        session: &str,
+        index: u32,
+        source_hash: &str,
+        lineage: &str,
+        branches: Option<Branches>,
+    ) -> (Call, usize) {
+        let mut args = serde_json::Map::new();
+        let mut bound = 2;
+        let mut put = |key: &str, value: Value, value_bound: usize| {
+            bound += json_str_len(key) + value_bound + 2;
+            args.insert(key.to_owned(), value);
+        };
+        let string = |s: &str| (Value::String(s.to_owned()), json_str_len(s));
+        let (v, b) = string(session);
+        put("session", v, b);
+        let index = serde_json::Number::from(index);
+        let index_bound = 2 + json_number_len(&index) + 1;
+        put(
+            "indices",
+            Value::Array(vec![Value::Number(index)]),
+            index_bound,
+        );
+        let (v, b) = string(source_hash);
+        put("sourceHash", v, b);
+        let (v, b) = string(lineage);
+        put("lineageFingerprint", v, b);
+        if let Some(branches) = branches {
+            let (v, b) = string(branches.as_str());
+            put("branches", v, b);
+        }
+        let call = Call {
+            reference: CallRef::Expand.as_str().to_owned(),
+            args: Value::Object(args),
+        };
+        (call, bound)
+    }
+
     /// Parses a call from JSON.
     ///
     /// # Errors
@@ -1872,5 +1916,38 @@ mod tests {
         );
         let hit = serde_json::to_value(FieldGroup::ToolInput).unwrap();
         assert_eq!(hit, json!("tool_input"));
+    }
+
+    /// An entry's expand call built as a map is the serializer's, and its bound is the
+    /// walk's over the args: strings that need escapes, indices from 0 to `u32::MAX`,
+    /// each branches value and none.
+    #[test]
+    fn entry_calls_are_the_serialized_requests() {
+        let strings = ["", "a/b.jsonl", "q\"uote\\ \u{1}\n\t", "日本", "0123abcdef"];
+        let mut checked = 0;
+        for session in strings {
+            for hash in strings {
+                for index in [0u32, 7, 10, 99_999, u32::MAX] {
+                    for branches in [None, Some(Branches::Active), Some(Branches::All)] {
+                        let (call, bound) =
+                            Call::expand_entry(session, index, hash, "lin\teage", branches);
+                        let want = Call::expand(&ExpandRequest {
+                            session: session.to_owned(),
+                            indices: Some(vec![i64::from(index)]),
+                            source_hash: Some(hash.to_owned()),
+                            lineage_fingerprint: Some("lin\teage".to_owned()),
+                            branches,
+                            ..ExpandRequest::default()
+                        })
+                        .unwrap();
+                        assert_eq!(call, want);
+                        assert_eq!(bound, json_value_len_bound(&want.args));
+                        assert!(bound >= json_len(&want.args));
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 5 * 5 * 5 * 3);
     }
 }

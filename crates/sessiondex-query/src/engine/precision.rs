@@ -20,8 +20,7 @@ use crate::fields::{has_any_term, GroupSet, Parts};
 use crate::identifier::{self, IdQuery, Sequence, ADJACENCY_CANDIDATES};
 use crate::index::Index;
 use crate::request::{
-    reason, Call, ExpandRequest, FieldGroup, Hit, HitKind, QueryMode, RecallRequest, Scope,
-    ValidRecall,
+    reason, Call, FieldGroup, Hit, HitKind, QueryMode, RecallRequest, Scope, ValidRecall,
 };
 
 /// What `recall` tracks for identifiers and field groups.
@@ -488,14 +487,13 @@ pub(super) fn cold_entry_hit(
     let Some(t) = d.tuple(ord as usize) else {
         return Ok(None);
     };
-    let follow = Call::expand(&ExpandRequest {
-        session: slot.file().to_string(),
-        indices: Some(vec![i64::from(t.index())]),
-        source_hash: Some(slot.source_hash().to_string()),
-        lineage_fingerprint: Some(slot.lineage().to_string()),
+    let (follow, _) = Call::expand_entry(
+        slot.file(),
+        t.index(),
+        slot.source_hash(),
+        slot.lineage(),
         branches,
-        ..ExpandRequest::default()
-    })?;
+    );
     Ok(Some(Hit {
         kind: HitKind::Entry,
         session_id: slot.session_id().to_string(),
