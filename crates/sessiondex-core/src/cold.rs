@@ -292,11 +292,6 @@ fn collect_into(terms: &mut TermCollector, sel: &Selection, policy: &Policy) -> 
     failed.map_or(Ok(()), Err)
 }
 
-thread_local! {
-    /// This thread's collector, kept from one cold build to the next.
-    static COLLECTOR: std::cell::Cell<Option<TermCollector>> = const { std::cell::Cell::new(None) };
-}
-
 fn term_list(terms: &[&[u8]]) -> Result<TermList> {
     TermList::from_sorted(terms)
 }
@@ -463,10 +458,7 @@ pub fn build(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<Ali
 ///
 /// [`ErrorKind::TooLarge`] when a column exceeds `u32` offsets.
 pub fn build_digest(meta: &SessionMeta, sel: &Selection, policy: &Policy) -> Result<ColdBuild> {
-    let mut collected = COLLECTOR.take().unwrap_or_default();
-    let built = build_with(&mut collected, meta, sel, policy);
-    COLLECTOR.set(Some(collected));
-    built
+    crate::terms::with_collector(|collected| build_with(collected, meta, sel, policy))
 }
 
 /// [`build`] with a collector for the vocabulary.

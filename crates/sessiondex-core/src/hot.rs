@@ -31,7 +31,6 @@
 //! coverage counts the cut entries but does not make the session incomplete (format version
 //! 2; version 1 posted only the stored text and is rebuilt).
 
-use rustc_hash::FxHashMap;
 use std::ops::Range;
 
 use rkyv::{Archive, Serialize};
@@ -41,6 +40,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::{self, Aligned, Col, FileKind, StrCol, StrTableBuilder, NONE};
 use crate::policy::{bound_chars, Policy};
 use crate::summary::{format_rfc3339_ms, parse_rfc3339_ms, SessionSummary, SummaryRaw};
+use crate::terms::TermCollector;
 
 /// The payload schema text, hashed into the header's schema fingerprint.
 pub(crate) const SCHEMA: &str = "hot/1 {summary policy_fingerprint:bytes total_tokens:u64 \
@@ -230,10 +230,9 @@ pub fn build_with_resume(
     policy: &Policy,
     resume: &[u8],
 ) -> Result<Aligned> {
-    let mut summary = SessionSummary::new(meta, sel);
+    let summary = SessionSummary::new(meta, sel);
     let n = sel.records.len();
-    let mut st = StrTableBuilder::new();
-    let mut p = HotPayload {
+    let p = HotPayload {
         summary: SummaryRaw::from(&summary),
         policy_fingerprint: policy.fingerprint().into_bytes(),
         total_tokens: 0,
@@ -277,10 +276,22 @@ pub fn build_with_resume(
         list_tokens: Vec::new(),
         resume: resume.to_vec(),
     };
+    crate::terms::with_collector(|ids| postings_and_columns(ids, sel, policy, p, summary))
+}
+
+/// The rest of [`build_with_resume`]: the payload's entry columns and postings, with the
+/// session's terms numbered by `ids` (cleared).
+fn postings_and_columns(
+    ids: &mut TermCollector,
+    sel: &Selection,
+    policy: &Policy,
+    mut p: HotPayload,
+    mut summary: SessionSummary,
+) -> Result<Aligned> {
     // Postings per term id (ids in order of first sight); `counts`/`seen` are the current
     // entry's term frequencies. One allocation per distinct term of the session, none per
     // token or per entry.
-    let mut ids: FxHashMap<Box<str>, u32> = FxHashMap::default();
+    let mut st = StrTableBuilder::new();
     let mut lists: Vec<Vec<(u32, u32)>> = Vec::new();
     let mut counts: Vec<u32> = Vec::new();
     let mut seen: Vec<u32> = Vec::new();
@@ -304,19 +315,14 @@ pub fn build_with_resume(
         for part in [policy.text(r), policy.thinking(r)].into_iter().flatten() {
             crate::for_each_token(part, |t| {
                 len = len.saturating_add(1);
-                let id = match ids.get(t) {
-                    Some(&id) => id,
-                    None => {
-                        let Ok(id) = u32::try_from(lists.len()) else {
-                            too_many = true;
-                            return;
-                        };
-                        ids.insert(t.into(), id);
-                        lists.push(Vec::new());
-                        counts.push(0);
-                        id
-                    }
+                let Ok(id) = ids.insert(t.as_bytes()) else {
+                    too_many = true;
+                    return;
                 };
+                if id as usize == lists.len() {
+                    lists.push(Vec::new());
+                    counts.push(0);
+                }
                 let c = &mut counts[id as usize];
                 if *c == 0 {
                     seen.push(id);
@@ -372,17 +378,16 @@ pub fn build_with_resume(
         p.files_offsets.push(format::to_u32(p.files.len())?);
     }
     p.total_tokens = total_tokens;
-    let mut sorted: Vec<(Box<str>, u32)> = ids.into_iter().collect();
-    sorted.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let sorted = ids.sorted_with_ids();
     let mut terms = fst::MapBuilder::memory();
     let total: usize = lists.iter().map(Vec::len).sum();
     p.post_entries.reserve_exact(total);
     p.post_tf.reserve_exact(total);
     p.post_starts.reserve_exact(sorted.len() + 1);
     p.post_starts.push(0);
-    for (ord, (term, id)) in sorted.iter().enumerate() {
-        terms.insert(term.as_bytes(), ord as u64)?;
-        for &(e, c) in &lists[*id as usize] {
+    for (ord, &(term, id)) in sorted.iter().enumerate() {
+        terms.insert(term, ord as u64)?;
+        for &(e, c) in &lists[id as usize] {
             p.post_entries.push(e);
             p.post_tf.push(c);
         }

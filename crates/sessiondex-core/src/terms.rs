@@ -235,22 +235,28 @@ impl Cursor<'_> {
     }
 }
 
-/// The distinct terms of a stream of tokens. A term of at most 16 bytes is kept inline in an
-/// open-addressed table (linear probing, at most half full) as its length and two words read
-/// from its ends, so a lookup hashes and compares two words and follows no pointer; its bytes
-/// are appended once to one buffer. Longer terms go to a hash set.
+/// The distinct terms of a stream of tokens, each numbered in the order first met. A term of
+/// at most 16 bytes is kept inline in an open-addressed table (linear probing, at most half
+/// full) as its length, its number and two words read from its ends, so a lookup hashes and
+/// compares two words and follows no pointer; longer terms go to a hash map. Every term's
+/// bytes are appended once to one buffer.
 ///
-/// A cold digest's vocabulary is built this way: every token of a session passes through it,
-/// and it was a quarter of a build as a set of boxed strings. One collector serves one
-/// session after another ([`TermCollector::clear`]): its table grows once, not per session.
+/// A cold digest's vocabulary is built this way (every token of a session passes through
+/// it; it was a quarter of a build as a set of boxed strings), and so are a hot shard's
+/// term numbers (they were a map of boxed strings too). One collector serves one session
+/// after another ([`TermCollector::clear`]): its table grows once, not per session.
 #[derive(Default)]
 pub(crate) struct TermCollector {
     slots: Vec<Slot>,
     /// The slots in use, as filled.
     occupied: Vec<u32>,
+    /// Every term's bytes, one after another.
     text: Vec<u8>,
-    long: rustc_hash::FxHashSet<Box<[u8]>>,
-    empty: bool,
+    /// Where term `n` ends in `text` (it starts where term `n - 1` ends).
+    ends: Vec<u32>,
+    long: rustc_hash::FxHashMap<Box<[u8]>, u32>,
+    /// The empty term's number, once met.
+    empty: Option<u32>,
 }
 
 /// One table slot; `len` 0 is empty.
@@ -258,7 +264,7 @@ pub(crate) struct TermCollector {
 struct Slot {
     lo: u64,
     hi: u64,
-    at: u32,
+    id: u32,
     len: u8,
 }
 
@@ -306,22 +312,30 @@ fn slot_hash(lo: u64, hi: u64, len: u8) -> u64 {
 }
 
 impl TermCollector {
-    /// Notes `t`.
+    /// Notes `t`; its number (the count of distinct terms met before it).
     ///
     /// # Errors
     ///
-    /// `index_too_large` past 4 GiB of distinct short terms.
-    pub(crate) fn insert(&mut self, t: &[u8]) -> Result<()> {
+    /// `index_too_large` past 4 GiB of term bytes.
+    pub(crate) fn insert(&mut self, t: &[u8]) -> Result<u32> {
         let n = t.len();
         if n == 0 {
-            self.empty = true;
-            return Ok(());
+            return match self.empty {
+                Some(id) => Ok(id),
+                None => {
+                    let id = self.push(t)?;
+                    self.empty = Some(id);
+                    Ok(id)
+                }
+            };
         }
         if n > INLINE {
-            if !self.long.contains(t) {
-                self.long.insert(t.into());
+            if let Some(&id) = self.long.get(t) {
+                return Ok(id);
             }
-            return Ok(());
+            let id = self.push(t)?;
+            self.long.insert(t.into(), id);
+            return Ok(id);
         }
         if (self.occupied.len() + 1) * 2 > self.slots.len() {
             self.grow();
@@ -333,17 +347,30 @@ impl TermCollector {
         loop {
             let s = self.slots[i];
             if s.len == 0 {
-                let at = crate::format::to_u32(self.text.len())?;
-                self.text.extend_from_slice(t);
-                self.slots[i] = Slot { lo, hi, at, len };
+                let id = self.push(t)?;
+                self.slots[i] = Slot { lo, hi, id, len };
                 self.occupied.push(i as u32);
-                return Ok(());
+                return Ok(id);
             }
             if s.lo == lo && s.hi == hi && s.len == len {
-                return Ok(());
+                return Ok(s.id);
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// Appends a new term's bytes; its number.
+    fn push(&mut self, t: &[u8]) -> Result<u32> {
+        let id = crate::format::to_u32(self.ends.len())?;
+        self.text.extend_from_slice(t);
+        self.ends.push(crate::format::to_u32(self.text.len())?);
+        Ok(id)
+    }
+
+    /// How many distinct terms.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.ends.len()
     }
 
     /// The slot a hash starts probing at: its high bits.
@@ -378,41 +405,51 @@ impl TermCollector {
         }
         self.occupied.clear();
         self.text.clear();
+        self.ends.clear();
         self.long.clear();
-        self.empty = false;
+        self.empty = None;
     }
 
-    /// Every distinct term, in byte order. Each is sorted with its first 8 bytes as a
-    /// big-endian number (zero-padded), so most comparisons are one of two words; equal
-    /// numbers compare the bytes.
-    pub(crate) fn sorted(&self) -> Vec<&[u8]> {
+    /// Every distinct term with its number, in byte order. Each is sorted with its first 8
+    /// bytes as a big-endian number (zero-padded), so most comparisons are one of two words;
+    /// equal numbers compare the bytes.
+    pub(crate) fn sorted_with_ids(&self) -> Vec<(&[u8], u32)> {
         fn key(t: &[u8]) -> u64 {
             let mut b = [0u8; 8];
             let n = t.len().min(8);
             b[..n].copy_from_slice(&t[..n]);
             u64::from_be_bytes(b)
         }
-        let mut keyed: Vec<(u64, &[u8])> =
-            Vec::with_capacity(self.occupied.len() + self.long.len() + 1);
-        if self.empty {
-            keyed.push((0, &[]));
+        let mut keyed: Vec<(u64, &[u8], u32)> = Vec::with_capacity(self.ends.len());
+        let mut start = 0;
+        for (id, &end) in self.ends.iter().enumerate() {
+            let end = end as usize;
+            let t = self.text.get(start..end).unwrap_or_default();
+            keyed.push((key(t), t, id as u32));
+            start = end;
         }
-        for s in self
-            .occupied
-            .iter()
-            .filter_map(|&k| self.slots.get(k as usize))
-        {
-            let at = s.at as usize;
-            let t = self
-                .text
-                .get(at..at + usize::from(s.len))
-                .unwrap_or_default();
-            keyed.push((key(t), t));
-        }
-        keyed.extend(self.long.iter().map(|t| (key(t), &t[..])));
         keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
-        keyed.into_iter().map(|(_, t)| t).collect()
+        keyed.into_iter().map(|(_, t, id)| (t, id)).collect()
     }
+
+    /// Every distinct term, in byte order.
+    pub(crate) fn sorted(&self) -> Vec<&[u8]> {
+        self.sorted_with_ids().into_iter().map(|(t, _)| t).collect()
+    }
+}
+
+thread_local! {
+    /// This thread's collector, kept from one build to the next.
+    static COLLECTOR: std::cell::Cell<Option<TermCollector>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with this thread's collector, cleared (its table kept from the last call).
+pub(crate) fn with_collector<T>(f: impl FnOnce(&mut TermCollector) -> T) -> T {
+    let mut c = COLLECTOR.take().unwrap_or_default();
+    c.clear();
+    let out = f(&mut c);
+    COLLECTOR.set(Some(c));
+    out
 }
 
 #[cfg(test)]
@@ -551,33 +588,43 @@ mod tests {
     }
 
     proptest! {
-        /// The collector's terms are the distinct inputs, sorted: short terms that differ in
-        /// one byte anywhere (so every byte must count), long ones, past the table's growth;
-        /// cleared and filled again with the same terms and others, it holds only the second
-        /// set.
+        /// The collector's terms are the distinct inputs, sorted, each numbered in the order
+        /// first met: short terms that differ in one byte anywhere (so every byte must
+        /// count), long ones, the empty one, past the table's growth; cleared and filled
+        /// again with the same terms and others, it holds only the second set, numbered
+        /// from 0 again.
         #[test]
-        fn collector_is_a_sorted_set(
+        fn collector_is_a_sorted_numbered_set(
             terms in prop::collection::vec(prop::collection::vec(prop::sample::select(vec![0u8, b'a', b'b', 0xff]), 0..20), 0..3000),
             split in 0usize..3000,
         ) {
+            // What the collector should hold: each distinct term with its first-met number.
+            let numbered = |ts: &mut dyn Iterator<Item = &Vec<u8>>| {
+                let mut m: std::collections::BTreeMap<Vec<u8>, u32> = std::collections::BTreeMap::new();
+                let mut given = Vec::new();
+                for t in ts {
+                    let next = m.len() as u32;
+                    given.push(*m.entry(t.clone()).or_insert(next));
+                }
+                (m.into_iter().collect::<Vec<_>>(), given)
+            };
+            let got = |c: &TermCollector| -> Vec<(Vec<u8>, u32)> {
+                c.sorted_with_ids().into_iter().map(|(t, id)| (t.to_vec(), id)).collect()
+            };
             let mut c = TermCollector::default();
-            for t in &terms {
-                c.insert(t).unwrap();
-            }
-            let sorted_set = |ts: &[Vec<u8>]| -> Vec<Vec<u8>> {
-                let set: std::collections::BTreeSet<&[u8]> = ts.iter().map(Vec::as_slice).collect();
-                set.into_iter().map(<[u8]>::to_vec).collect()
-            };
-            let got = |c: &TermCollector| -> Vec<Vec<u8>> {
-                c.sorted().into_iter().map(<[u8]>::to_vec).collect()
-            };
-            prop_assert_eq!(got(&c), sorted_set(&terms));
+            let given: Vec<u32> = terms.iter().map(|t| c.insert(t).unwrap()).collect();
+            let (want, want_given) = numbered(&mut terms.iter());
+            prop_assert_eq!(given, want_given);
+            prop_assert_eq!(c.len(), want.len());
+            prop_assert_eq!(got(&c), want.clone());
+            let sorted: Vec<Vec<u8>> = c.sorted().into_iter().map(<[u8]>::to_vec).collect();
+            prop_assert_eq!(sorted, want.into_iter().map(|(t, _)| t).collect::<Vec<_>>());
             c.clear();
             let second = &terms[split.min(terms.len())..];
-            for t in second.iter().rev() {
-                c.insert(t).unwrap();
-            }
-            prop_assert_eq!(got(&c), sorted_set(second));
+            let given: Vec<u32> = second.iter().rev().map(|t| c.insert(t).unwrap()).collect();
+            let (want, want_given) = numbered(&mut second.iter().rev());
+            prop_assert_eq!(given, want_given);
+            prop_assert_eq!(got(&c), want);
         }
 
         #[test]
