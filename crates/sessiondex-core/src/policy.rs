@@ -85,6 +85,14 @@ impl Policy {
 /// The first `max` Unicode scalars of `s` and whether anything was cut. Never splits a char.
 #[must_use]
 pub fn bound_chars(s: &str, max: usize) -> (&str, bool) {
+    // A string has at most as many chars as bytes; and past an ASCII run of `max` bytes,
+    // char `max` starts at byte `max` (most texts: no walk a char at a time).
+    if s.len() <= max {
+        return (s, false);
+    }
+    if s.as_bytes()[..max].is_ascii() {
+        return (&s[..max], true);
+    }
     match s.char_indices().nth(max) {
         Some((at, _)) => (&s[..at], true),
         None => (s, false),
@@ -105,6 +113,32 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The quick paths give what a walk over the chars gives, at every bound, over ASCII,
+    /// two-, three- and four-byte chars in any order.
+    #[test]
+    fn bounds_are_the_char_walks() {
+        fn walk(s: &str, max: usize) -> (&str, bool) {
+            match s.char_indices().nth(max) {
+                Some((at, _)) => (&s[..at], true),
+                None => (s, false),
+            }
+        }
+        let alphabet = ['a', 'Z', ' ', 'é', '日', '🚀'];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for len in 0..200 {
+            let mut s = String::new();
+            for _ in 0..len % 24 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                s.push(alphabet[(x % alphabet.len() as u64) as usize]);
+            }
+            for max in 0..=s.len() + 1 {
+                assert_eq!(bound_chars(&s, max), walk(&s, max), "{s:?} {max}");
+            }
+        }
+    }
 
     #[test]
     fn bound_never_splits_a_char() {
