@@ -101,6 +101,16 @@ impl Session {
         self.selection(branches, records, coverage, fingerprint)
     }
 
+    /// [`Session::select`], moving the selected records into the selection whole: the
+    /// session is left without records (its metadata, coverage and leaf stay). For a reader
+    /// that needs nothing of the records but the selection (a cold digest's build).
+    #[must_use]
+    pub fn take_selection(&mut self, branches: Branches) -> Selection {
+        let (order, coverage, fingerprint) = self.selected(branches);
+        let records = move_records(std::mem::take(&mut self.records), &order);
+        self.selection(branches, records, coverage, fingerprint)
+    }
+
     /// The records at `order`, each with its texts moved out of the session. The positions
     /// a selection walks are distinct; should one come twice, the second is a copy of the first.
     fn take_records(&mut self, order: &[usize]) -> Vec<Record> {
@@ -372,6 +382,29 @@ impl Builder {
     }
 }
 
+/// The records at `order`, moved. The positions a selection walks are distinct; should one
+/// come twice, the second is a copy of the first.
+fn move_records(records: Vec<Record>, order: &[usize]) -> Vec<Record> {
+    let mut all: Vec<Option<Record>> = records.into_iter().map(Some).collect();
+    let mut placed = vec![usize::MAX; all.len()];
+    let mut out: Vec<Record> = Vec::with_capacity(order.len());
+    for &i in order {
+        match all.get_mut(i).and_then(Option::take) {
+            Some(r) => {
+                placed[i] = out.len();
+                out.push(r);
+            }
+            None => {
+                if let Some(&at) = placed.get(i).filter(|&&at| at != usize::MAX) {
+                    let copy = out[at].clone();
+                    out.push(copy);
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,6 +470,10 @@ mod tests {
             let mut taken = s.clone();
             let got = taken.select_taking_text(branches);
             assert_eq!(got, want, "{branches:?}");
+            let mut moved = s.clone();
+            assert_eq!(moved.take_selection(branches), want, "{branches:?}");
+            assert!(moved.records.is_empty());
+            assert_eq!(moved.meta, s.meta);
             for r in &taken.records {
                 let selected = want.records.iter().any(|w| w.entry_id == r.entry_id);
                 assert_eq!(r.text.is_empty(), selected, "{}", r.entry_id);
@@ -458,6 +495,15 @@ mod tests {
         assert_eq!(twice[0], s.records[3]);
         assert_eq!(twice[2], s.records[3]);
         assert_eq!(twice[1], s.records[0]);
+        let twice = move_records(s.records.clone(), &[3, 0, 3, 9]);
+        assert_eq!(
+            twice,
+            [
+                s.records[3].clone(),
+                s.records[0].clone(),
+                s.records[3].clone()
+            ]
+        );
     }
 
     #[test]

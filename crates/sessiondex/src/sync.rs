@@ -850,13 +850,22 @@ fn read_one(
         .finish()
         .map_err(|_| IndexOneError::Source(SourceErrorKind::Io, 0))?;
     let mut session = read.map_err(|e| IndexOneError::Source(e.kind(), bytes))?;
-    // The selected records' texts move to the selection; the resume column stores none, so
-    // the others are dropped too: a huge entry is not held two or three times while building.
-    let sel = session.select_taking_text(branches);
-    for r in &mut session.records {
-        r.text = String::new();
-        r.thinking = None;
-    }
+    let sel = match tier {
+        // A cold digest reads nothing of the session but its metadata: the selected records
+        // move to the selection whole.
+        Tier::Cold => session.take_selection(branches),
+        // The selected records' texts move to the selection; the resume column stores none,
+        // so the others are dropped too: a huge entry is not held two or three times while
+        // building.
+        Tier::Hot => {
+            let sel = session.select_taking_text(branches);
+            for r in &mut session.records {
+                r.text = String::new();
+                r.thinking = None;
+            }
+            sel
+        }
+    };
     let built = build_index(
         policy,
         policy_fp,
