@@ -650,7 +650,7 @@ fn lazy_dfa(hir: &Hir, limits: &RegexLimits, reverse: bool) -> Option<hybrid::df
                 .nfa_size_limit(Some(limits.max_nfa_bytes))
                 .which_captures(WhichCaptures::None)
                 .reverse(reverse)
-                .shrink(reverse),
+                .shrink(false),
         )
         .build_from_hir(hir)
         .ok()?;
