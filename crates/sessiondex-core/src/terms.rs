@@ -317,25 +317,11 @@ impl TermCollector {
     /// # Errors
     ///
     /// `index_too_large` past 4 GiB of term bytes.
+    #[inline]
     pub(crate) fn insert(&mut self, t: &[u8]) -> Result<u32> {
         let n = t.len();
-        if n == 0 {
-            return match self.empty {
-                Some(id) => Ok(id),
-                None => {
-                    let id = self.push(t)?;
-                    self.empty = Some(id);
-                    Ok(id)
-                }
-            };
-        }
-        if n > INLINE {
-            if let Some(&id) = self.long.get(t) {
-                return Ok(id);
-            }
-            let id = self.push(t)?;
-            self.long.insert(t.into(), id);
-            return Ok(id);
+        if n == 0 || n > INLINE {
+            return self.insert_other(t);
         }
         if (self.occupied.len() + 1) * 2 > self.slots.len() {
             self.grow();
@@ -357,6 +343,25 @@ impl TermCollector {
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// [`TermCollector::insert`] of the empty term or one longer than [`INLINE`] bytes.
+    #[inline(never)]
+    fn insert_other(&mut self, t: &[u8]) -> Result<u32> {
+        if t.is_empty() {
+            if let Some(id) = self.empty {
+                return Ok(id);
+            }
+            let id = self.push(t)?;
+            self.empty = Some(id);
+            return Ok(id);
+        }
+        if let Some(&id) = self.long.get(t) {
+            return Ok(id);
+        }
+        let id = self.push(t)?;
+        self.long.insert(t.into(), id);
+        Ok(id)
     }
 
     /// Appends a new term's bytes; its number.
@@ -414,28 +419,40 @@ impl TermCollector {
     /// bytes as a big-endian number (zero-padded), so most comparisons are one of two words;
     /// equal numbers compare the bytes.
     pub(crate) fn sorted_with_ids(&self) -> Vec<(&[u8], u32)> {
-        fn key(t: &[u8]) -> u64 {
-            let mut b = [0u8; 8];
-            let n = t.len().min(8);
-            b[..n].copy_from_slice(&t[..n]);
-            u64::from_be_bytes(b)
-        }
         let mut keyed: Vec<(u64, &[u8], u32)> = Vec::with_capacity(self.ends.len());
-        let mut start = 0;
-        for (id, &end) in self.ends.iter().enumerate() {
-            let end = end as usize;
-            let t = self.text.get(start..end).unwrap_or_default();
-            keyed.push((key(t), t, id as u32));
-            start = end;
-        }
+        keyed.extend(self.terms().zip(0u32..).map(|(t, id)| (sort_key(t), t, id)));
         keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
         keyed.into_iter().map(|(_, t, id)| (t, id)).collect()
     }
 
-    /// Every distinct term, in byte order.
+    /// Every distinct term, in byte order (as [`TermCollector::sorted_with_ids`], without the
+    /// numbers: a smaller sort).
     pub(crate) fn sorted(&self) -> Vec<&[u8]> {
-        self.sorted_with_ids().into_iter().map(|(t, _)| t).collect()
+        let mut keyed: Vec<(u64, &[u8])> = Vec::with_capacity(self.ends.len());
+        keyed.extend(self.terms().map(|t| (sort_key(t), t)));
+        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+        keyed.into_iter().map(|(_, t)| t).collect()
     }
+
+    /// Every distinct term, by number.
+    fn terms(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        let mut start = 0;
+        self.ends.iter().map(move |&end| {
+            let end = end as usize;
+            let t = self.text.get(start..end).unwrap_or_default();
+            start = end;
+            t
+        })
+    }
+}
+
+/// A term's first 8 bytes as a big-endian number (zero-padded): the order of the numbers is
+/// the terms' byte order wherever they differ.
+fn sort_key(t: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = t.len().min(8);
+    b[..n].copy_from_slice(&t[..n]);
+    u64::from_be_bytes(b)
 }
 
 thread_local! {
