@@ -32,7 +32,7 @@ use crate::format::{self, Aligned, Col, FileKind, StrCol, StrTableBuilder};
 use crate::summary::{
     branches_code, branches_from, format_code, Coverage, CoverageReason, SessionSummary,
 };
-use crate::terms::{TermCollector, TermList, TermListBuilder};
+use crate::terms::{TermList, TermListBuilder};
 
 /// The payload schema text, hashed into the header's schema fingerprint.
 pub(crate) const SCHEMA: &str = "catalog/1 {branches:u8 strings:bytes string_offsets:[u32] \
@@ -226,6 +226,70 @@ struct Folded {
     bytes: Vec<u8>,
 }
 
+/// Distinct byte strings numbered in the order first met: their bytes in one buffer and an
+/// open-addressed table of their numbers (linear probing, kept at most half full).
+#[derive(Default)]
+struct Distinct {
+    text: Vec<u8>,
+    /// `ends[i]`: the end of string `i` in `text`.
+    ends: Vec<usize>,
+    hashes: Vec<u64>,
+    /// String numbers, `u32::MAX` for an empty slot; a power of two long.
+    slots: Vec<u32>,
+}
+
+impl Distinct {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, i: u32) -> &[u8] {
+        let i = i as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+
+    /// The first slot of hash `h` in a table of `len` slots: the high bits, which the
+    /// multiply of FxHash mixes into.
+    fn slot(h: u64, len: usize) -> usize {
+        (h >> (64 - len.trailing_zeros())) as usize
+    }
+
+    /// The number of `t`, given it if new.
+    fn id(&mut self, t: &[u8]) -> Result<u32> {
+        use std::hash::BuildHasher;
+        if (self.len() + 1) * 2 > self.slots.len() {
+            let len = (self.slots.len() * 2).max(1024);
+            self.slots = vec![u32::MAX; len];
+            for (i, &h) in self.hashes.iter().enumerate() {
+                let mut at = Distinct::slot(h, len);
+                while self.slots[at] != u32::MAX {
+                    at = (at + 1) & (len - 1);
+                }
+                self.slots[at] = i as u32;
+            }
+        }
+        let h = rustc_hash::FxBuildHasher.hash_one(t);
+        let mask = self.slots.len() - 1;
+        let mut at = Distinct::slot(h, self.slots.len());
+        loop {
+            let s = self.slots[at];
+            if s == u32::MAX {
+                let id = format::to_u32(self.len())?;
+                self.text.extend_from_slice(t);
+                self.ends.push(self.text.len());
+                self.hashes.push(h);
+                self.slots[at] = id;
+                return Ok(id);
+            }
+            if self.hashes[s as usize] == h && self.get(s) == t {
+                return Ok(s);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+}
+
 /// `a()` and `b()`, `b` on a helper thread when there is more than one core and one can be
 /// started (else both here); `None` for `b` only when its helper panicked.
 fn both<A, B: Send>(a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, Option<B>) {
@@ -322,16 +386,12 @@ impl TermSet {
 
 impl Folded {
     /// The union of a batch: what [`merge`] gives for it, without a heap of streams. Each
-    /// distinct term gets a number the first time it is met (this thread's
-    /// [`TermCollector`]), each `(term, session)` pair is noted, then the distinct terms are
-    /// sorted once and the pairs placed by a counting sort (stable, so a term's sessions
-    /// keep the batch's order; sorted after only when that order was not ascending).
+    /// distinct term gets a number the first time it is met ([`Distinct`]), each
+    /// `(term, session)` pair is noted, then the distinct terms are sorted once and the pairs
+    /// placed by a counting sort (stable, so a term's sessions keep the batch's order; sorted
+    /// after only when that order was not ascending).
     fn of(list: &[(u32, TermSet)]) -> Result<Folded> {
-        crate::terms::with_collector(|terms| Folded::of_with(terms, list))
-    }
-
-    /// [`Folded::of`] with a cleared collector.
-    fn of_with(terms: &mut TermCollector, list: &[(u32, TermSet)]) -> Result<Folded> {
+        let mut terms = Distinct::default();
         // Reserved whole: grown by doubling, its copies and page faults were a quarter of a fold.
         let mut pairs: Vec<(u32, u32)> =
             Vec::with_capacity(list.iter().map(|(_, set)| set.len()).sum());
@@ -341,15 +401,16 @@ impl Folded {
             ascending &= last_session.is_none_or(|l| l < *session);
             last_session = Some(*session);
             map.each(|t| {
-                pairs.push((terms.insert(t)?, *session));
+                pairs.push((terms.id(t)?, *session));
                 Ok(())
             })?;
         }
+        let n = terms.len();
         // The distinct terms in byte order; `rank[id]` is a term's ordinal.
-        let order = terms.sorted_with_ids();
-        let n = order.len();
+        let mut order: Vec<u32> = (0..format::to_u32(n)?).collect();
+        order.sort_unstable_by(|&a, &b| terms.get(a).cmp(terms.get(b)));
         let mut rank = vec![0u32; n];
-        for (r, &(_, id)) in order.iter().enumerate() {
+        for (r, &id) in order.iter().enumerate() {
             rank[id as usize] = r as u32;
         }
         // Counting sort of the pairs by rank.
@@ -368,13 +429,13 @@ impl Folded {
             *slot += 1;
         }
         drop(pairs);
-        let mut text = Vec::with_capacity(order.iter().map(|(t, _)| t.len()).sum());
+        let mut text = Vec::with_capacity(terms.text.len());
         let mut ends = Vec::with_capacity(n);
         // At least a byte per pair.
         let mut bytes = Vec::with_capacity(sessions.len() + sessions.len() / 4);
         let mut byte_starts = Vec::with_capacity(n + 1);
         byte_starts.push(0u32);
-        for (r, &(term, _)) in order.iter().enumerate() {
+        for (r, &id) in order.iter().enumerate() {
             let list = &mut sessions[starts[r]..starts[r + 1]];
             if !ascending {
                 list.sort_unstable();
@@ -384,7 +445,7 @@ impl Folded {
                 write_varint(&mut bytes, if k == 0 { s } else { s - prev });
                 prev = s;
             }
-            text.extend_from_slice(term);
+            text.extend_from_slice(terms.get(id));
             ends.push(text.len());
             byte_starts.push(format::to_u32(bytes.len())?);
         }

@@ -460,12 +460,21 @@ thread_local! {
     static COLLECTOR: std::cell::Cell<Option<TermCollector>> = const { std::cell::Cell::new(None) };
 }
 
-/// Runs `f` with this thread's collector, cleared (its table kept from the last call).
+/// The most term bytes a kept collector may hold room for ([`with_collector`]).
+const KEPT_TEXT: usize = 1 << 20;
+
+/// Runs `f` with this thread's collector, cleared (its table kept from the last call). It is
+/// emptied after `f` and kept only when small (a table of up to [`KEPT_SLOTS`] slots, room
+/// for up to [`KEPT_TEXT`] term bytes): a thread that built a large session's terms does not
+/// hold them until its next build.
 pub(crate) fn with_collector<T>(f: impl FnOnce(&mut TermCollector) -> T) -> T {
     let mut c = COLLECTOR.take().unwrap_or_default();
     c.clear();
     let out = f(&mut c);
-    COLLECTOR.set(Some(c));
+    c.clear();
+    if c.text.capacity() <= KEPT_TEXT {
+        COLLECTOR.set(Some(c));
+    }
     out
 }
 
