@@ -333,7 +333,7 @@ fn postings_and_columns(
         if too_many {
             return Err(Error::new(
                 ErrorKind::TooLarge,
-                "more than 2^32 distinct terms",
+                "more than 2^32 distinct terms or 4 GiB of their bytes",
             ));
         }
         total_tokens += u64::from(len);

@@ -463,13 +463,13 @@ thread_local! {
 /// The most term bytes a kept collector may hold room for ([`with_collector`]).
 const KEPT_TEXT: usize = 1 << 20;
 
-/// Runs `f` with this thread's collector, cleared (its table kept from the last call). It is
+/// Runs `f` with this thread's collector, empty (its table kept from the last call). It is
 /// emptied after `f` and kept only when small (a table of up to [`KEPT_SLOTS`] slots, room
 /// for up to [`KEPT_TEXT`] term bytes): a thread that built a large session's terms does not
-/// hold them until its next build.
+/// hold them until its next build. (Only an emptied collector is kept; one whose `f`
+/// panicked is dropped.)
 pub(crate) fn with_collector<T>(f: impl FnOnce(&mut TermCollector) -> T) -> T {
     let mut c = COLLECTOR.take().unwrap_or_default();
-    c.clear();
     let out = f(&mut c);
     c.clear();
     if c.text.capacity() <= KEPT_TEXT {

@@ -107,33 +107,21 @@ impl Session {
     #[must_use]
     pub fn take_selection(&mut self, branches: Branches) -> Selection {
         let (order, coverage, fingerprint) = self.selected(branches);
-        let records = move_records(std::mem::take(&mut self.records), &order);
+        let records = pick_records(&mut self.records, &order, std::mem::take);
+        self.records.clear();
         self.selection(branches, records, coverage, fingerprint)
     }
 
-    /// The records at `order`, each with its texts moved out of the session. The positions
-    /// a selection walks are distinct; should one come twice, the second is a copy of the first.
+    /// The records at `order`, each with its texts moved out of the session.
     fn take_records(&mut self, order: &[usize]) -> Vec<Record> {
-        let mut placed = vec![usize::MAX; self.records.len()];
-        let mut records: Vec<Record> = Vec::with_capacity(order.len());
-        for &i in order {
-            if let Some(&at) = placed.get(i).filter(|&&at| at != usize::MAX) {
-                let copy = records[at].clone();
-                records.push(copy);
-                continue;
-            }
-            let Some(r) = self.records.get_mut(i) else {
-                continue;
-            };
-            placed[i] = records.len();
+        pick_records(&mut self.records, order, |r| {
             let text = std::mem::take(&mut r.text);
             let thinking = r.thinking.take();
             let mut copy = r.clone();
             copy.text = text;
             copy.thinking = thinking;
-            records.push(copy);
-        }
-        records
+            copy
+        })
     }
 
     fn selection(
@@ -382,25 +370,26 @@ impl Builder {
     }
 }
 
-/// The records at `order`, moved. The positions a selection walks are distinct; should one
-/// come twice, the second is a copy of the first.
-fn move_records(records: Vec<Record>, order: &[usize]) -> Vec<Record> {
-    let mut all: Vec<Option<Record>> = records.into_iter().map(Some).collect();
-    let mut placed = vec![usize::MAX; all.len()];
+/// `take` of each record at `order`, in order. The positions a selection walks are distinct;
+/// should one come twice, the second is a copy of the first; one past the records is skipped.
+fn pick_records(
+    records: &mut [Record],
+    order: &[usize],
+    mut take: impl FnMut(&mut Record) -> Record,
+) -> Vec<Record> {
+    let mut placed = vec![usize::MAX; records.len()];
     let mut out: Vec<Record> = Vec::with_capacity(order.len());
     for &i in order {
-        match all.get_mut(i).and_then(Option::take) {
-            Some(r) => {
-                placed[i] = out.len();
-                out.push(r);
-            }
-            None => {
-                if let Some(&at) = placed.get(i).filter(|&&at| at != usize::MAX) {
-                    let copy = out[at].clone();
-                    out.push(copy);
-                }
-            }
+        if let Some(&at) = placed.get(i).filter(|&&at| at != usize::MAX) {
+            let copy = out[at].clone();
+            out.push(copy);
+            continue;
         }
+        let Some(r) = records.get_mut(i) else {
+            continue;
+        };
+        placed[i] = out.len();
+        out.push(take(r));
     }
     out
 }
@@ -495,7 +484,7 @@ mod tests {
         assert_eq!(twice[0], s.records[3]);
         assert_eq!(twice[2], s.records[3]);
         assert_eq!(twice[1], s.records[0]);
-        let twice = move_records(s.records.clone(), &[3, 0, 3, 9]);
+        let twice = pick_records(&mut s.records.clone(), &[3, 0, 3, 9], std::mem::take);
         assert_eq!(
             twice,
             [
