@@ -704,6 +704,65 @@ fn has_collapsible_space(s: &str) -> bool {
         || b.windows(2).any(|w| w[0] == b' ' && w[1] == b' ')
 }
 
+/// Whether an ASCII needle's matches in the normal form of `text` are the ones
+/// [`Phrase::count_ascii`] finds in `text` itself: every non-ASCII character is
+/// [`is_opaque`]. None then has a combining mark after it or after an ASCII character, so
+/// each character is normalized alone: an ASCII one is lowered (whitespace runs collapsed
+/// as in ASCII text) and a non-ASCII one becomes bytes that are all non-ASCII, at least one.
+/// Every ASCII byte of the normal form is so a byte of `text`, lowered, and two ASCII bytes
+/// are next to each other there exactly when they are in `text` (whitespace runs aside).
+/// Most non-ASCII text (CJK, accented letters, Cyrillic, Greek, emoji) is so; fullwidth
+/// forms, ligatures, Unicode whitespace and combining marks are not.
+fn ascii_transparent(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while let Some(p) = b
+        .get(i..)
+        .and_then(|rest| rest.iter().position(|&c| c >= 0x80))
+    {
+        let at = i + p;
+        let Some(c) = text.get(at..).and_then(|t| t.chars().next()) else {
+            return false;
+        };
+        if !is_opaque(c) {
+            return false;
+        }
+        i = at + c.len_utf8();
+    }
+    true
+}
+
+/// What [`is_opaque`] found for each character of the Basic Multilingual Plane: 0 not yet
+/// asked, 1 opaque, 2 not.
+static BMP_OPAQUE: [std::sync::atomic::AtomicU8; 0x1_0000] =
+    [const { std::sync::atomic::AtomicU8::new(0) }; 0x1_0000];
+
+/// Whether the non-ASCII character `c`, normalized alone (NFKC, lowered, whitespace a
+/// space), gives at least one byte and no ASCII byte, and it is no combining mark (which
+/// would be normalized with the character before it) and no whitespace. The answer for a
+/// character of the BMP is kept.
+fn is_opaque(c: char) -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    let slot = BMP_OPAQUE.get(c as usize);
+    match slot.map(|s| s.load(Relaxed)) {
+        Some(1) => return true,
+        Some(2) => return false,
+        _ => {}
+    }
+    let opaque = !c.is_ascii()
+        && !c.is_whitespace()
+        && unicode_normalization::char::canonical_combining_class(c) == 0
+        && {
+            let mut buf = [0u8; 4];
+            let n = NormalizedText::build_chars(c.encode_utf8(&mut buf), false).text;
+            !n.is_empty() && !n.bytes().any(|b| b.is_ascii())
+        };
+    if let Some(s) = slot {
+        s.store(if opaque { 1 } else { 2 }, Relaxed);
+    }
+    opaque
+}
+
 /// A phrase query: contiguous, case-insensitive, over normalized text.
 #[derive(Debug, Clone)]
 pub struct Phrase {
@@ -764,7 +823,7 @@ impl Phrase {
     /// [`Phrase::spans`] without mapping matches back to the original bytes.
     #[must_use]
     pub fn count(&self, text: &str, max: usize) -> usize {
-        if text.is_ascii() {
+        if text.is_ascii() || (self.needle.is_ascii() && ascii_transparent(text)) {
             return self.count_ascii(text.as_bytes(), max);
         }
         let normal = NormalizedText::text_only(text);
@@ -773,7 +832,8 @@ impl Phrase {
             .count()
     }
 
-    /// [`Phrase::count`] of ASCII text: the normal form of ASCII text only lowers letters and
+    /// [`Phrase::count`] of ASCII text (or text [`ascii_transparent`] to an ASCII needle,
+    /// whose non-ASCII bytes then match no needle byte): the normal form of ASCII text only lowers letters and
     /// turns each whitespace run into one space, so on the text lowered a needle space
     /// matches a whole run and any other needle byte one text byte. A match starts where the
     /// needle's first word does (found by a substring search); matches are taken leftmost
@@ -1042,6 +1102,88 @@ mod tests {
                 assert_eq!(fast.text, slow.text, "{text:?}");
                 assert_eq!(fast.map, slow.map, "{text:?}");
             }
+        }
+    }
+
+    /// Counting in place on text whose non-ASCII characters are opaque equals counting on its
+    /// normal form; text with any other non-ASCII character (fullwidth letters, ligatures, a
+    /// Kelvin sign, combining marks after ASCII letters, Unicode whitespace, a diaeresis
+    /// that normalizes to a space and a mark) takes the normal form, and counts the same.
+    #[test]
+    fn mixed_phrase_count_is_the_normal_form_count() {
+        let alphabet: &[&str] = &[
+            "a",
+            "b",
+            "A",
+            " ",
+            "\t",
+            ".",
+            "日",
+            "é",
+            "Σ",
+            "ς",
+            "ß",
+            "🚀",
+            "✅",
+            "가",
+            "ж",
+            "ｆ",
+            "ﬁ",
+            "\u{212a}",
+            "\u{301}",
+            "\u{327}",
+            "\u{a0}",
+            "\u{3000}",
+            "\u{85}",
+            "\u{a8}",
+            "İ",
+            "：",
+            "\u{1d41a}",
+        ];
+        let needles = ["ab", "a b", "ab a", "b.a", "fi a", "k", "a : b", "é a", "σ"];
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut transparent, mut other) = (0, 0);
+        for len in 0..3000 {
+            // Mostly the first fifteen (ASCII and opaque), so many texts are transparent.
+            let text: String = (0..len % 24)
+                .map(|_| {
+                    let r = next();
+                    let k = if r % 4 == 0 { alphabet.len() } else { 15 };
+                    alphabet[((r >> 8) % k as u64) as usize]
+                })
+                .collect();
+            if !text.is_ascii() {
+                if ascii_transparent(&text) {
+                    transparent += 1;
+                } else {
+                    other += 1;
+                }
+            }
+            for n in needles {
+                let p = Phrase::new(n).unwrap();
+                for max in [1, 2, 64] {
+                    let want = NormalizedText::text_only(&text)
+                        .match_indices(p.as_str())
+                        .take(max)
+                        .count();
+                    assert_eq!(p.count(&text, max), want, "{n:?} in {text:?}, max {max}");
+                }
+            }
+        }
+        assert!(transparent > 500 && other > 500, "{transparent} {other}");
+        for c in [
+            "ｆ", "ﬁ", "\u{212a}", "\u{301}", "\u{a0}", "\u{3000}", "\u{a8}", "İ", "：",
+        ] {
+            assert!(!ascii_transparent(&format!("a{c}b")), "{c:?}");
+        }
+        for c in ["日", "é", "Σ", "ς", "ß", "🚀", "✅", "가", "ж"] {
+            assert!(ascii_transparent(&format!("a{c}b")), "{c:?}");
         }
     }
 
