@@ -1509,7 +1509,7 @@ impl<B: AsRef<[u8]>> Catalog<B> {
         let base = self.base();
         let c = &self.cols;
         let all = c.strings.bytes.bytes(base).ok_or_else(missing)?;
-        let text = std::str::from_utf8(all).map_err(|_| Error::corrupt("strings are not UTF-8"))?;
+        let text = format::utf8(all).ok_or_else(|| Error::corrupt("strings are not UTF-8"))?;
         let count = c.strings.offsets.len() - 1;
         let mut prev = 0usize;
         for k in 0..=count {

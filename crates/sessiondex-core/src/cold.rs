@@ -638,7 +638,7 @@ impl Strings {
         let span = self.offsets.span(base, id as usize).ok_or_else(bad)?;
         let all = self.bytes.bytes(base).ok_or_else(bad)?;
         let b = all.get(span).ok_or_else(bad)?;
-        std::str::from_utf8(b).map_err(|_| Error::corrupt(format!("string {id} is not UTF-8")))
+        format::utf8(b).ok_or_else(|| Error::corrupt(format!("string {id} is not UTF-8")))
     }
 
     fn opt(self, base: &[u8], id: u32) -> Result<Option<&str>> {

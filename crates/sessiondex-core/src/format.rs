@@ -438,6 +438,15 @@ impl Col {
 /// The id of an absent optional string in a string-id column.
 pub(crate) const NONE: u32 = u32::MAX;
 
+/// `b` as text when it is UTF-8. A recall checks every stored text it reads (a phrase's
+/// candidates, a page's snippets), megabytes a call for a common phrase: `simdutf8` checks
+/// with vector instructions where the CPU has them (and `std`'s check otherwise, as in the
+/// browser build), the same answer as `std::str::from_utf8`.
+#[inline]
+pub(crate) fn utf8(b: &[u8]) -> Option<&str> {
+    simdutf8::basic::from_utf8(b).ok()
+}
+
 /// A string table in a payload: bytes plus `n+1` offsets.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct StrCol {
@@ -459,7 +468,7 @@ impl StrCol {
         let b = all
             .get(span)
             .ok_or_else(|| Error::corrupt(format!("string {i} out of range")))?;
-        std::str::from_utf8(b).map_err(|_| Error::corrupt(format!("string {i} is not UTF-8")))
+        utf8(b).ok_or_else(|| Error::corrupt(format!("string {i} is not UTF-8")))
     }
 
     /// String `id` or `None` for [`NONE`].
@@ -525,6 +534,26 @@ pub(crate) fn to_u32(n: usize) -> Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `utf8` answers as `std::str::from_utf8` does, on strings shorter and longer than a
+    /// vector block, with a bad byte, a cut character or an overlong form at every place.
+    #[test]
+    fn utf8_is_std_from_utf8() {
+        let good =
+            "ascii text, café, 日本語, 🚀 and more ascii to pass one block of bytes. ".repeat(3);
+        let bad: [&[u8]; 4] = [b"\xff", b"\xe6\x97", b"\xc0\xaf", b"\xed\xa0\x80"];
+        for len in (0..good.len()).step_by(7) {
+            let prefix = good.as_bytes().get(..len).unwrap();
+            assert_eq!(utf8(prefix), std::str::from_utf8(prefix).ok(), "{len}");
+            for b in bad {
+                let mut v = prefix.to_vec();
+                v.extend_from_slice(b);
+                v.extend_from_slice(good.as_bytes());
+                assert_eq!(utf8(&v), None, "{len} {b:?}");
+                assert!(std::str::from_utf8(&v).is_err());
+            }
+        }
+    }
 
     #[test]
     fn envelope_round_trip_and_errors() {
