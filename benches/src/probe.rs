@@ -70,7 +70,24 @@ pub fn probe(opts: &ProbeOptions) -> anyhow::Result<Vec<ProbeLine>> {
     let config = Sessiondex::config(opts.all_hot);
     std::fs::create_dir_all(&opts.work)
         .with_context(|| format!("creating {}", opts.work.display()))?;
-    drop(Sessiondex::sync_corpus(&config, &opts.corpus, &opts.work)?);
+    let (memory, report) = Sessiondex::sync_corpus(&config, &opts.corpus, &opts.work)?;
+    drop(memory);
+    // An index built or changed here is not the one a comparison of binaries assumed.
+    if report.indexed > 0 || report.removed > 0 {
+        let reasons: Vec<String> = report
+            .coverage
+            .reasons
+            .iter()
+            .map(|r| format!("{} {}", r.code, r.count))
+            .collect();
+        eprintln!(
+            "probe: the sync indexed {} sessions, reused {}, removed {} ({})",
+            report.indexed,
+            report.reused,
+            report.removed,
+            reasons.join(", ")
+        );
+    }
     let index = Index::open(&opts.work, Branches::Active).map_err(|e| anyhow::anyhow!("{e}"))?;
     let eopts = engine_options(&config);
     let ctx = QueryContext::default();
