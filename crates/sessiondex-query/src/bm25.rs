@@ -810,7 +810,7 @@ impl Phrase {
     /// Whether `text` contains the phrase.
     #[must_use]
     pub fn is_match(&self, text: &str) -> bool {
-        NormalizedText::new(text).as_str().contains(&self.needle)
+        self.count(text, 1) > 0
     }
 
     /// Whether already normalized text contains the phrase.
@@ -823,8 +823,10 @@ impl Phrase {
     /// [`Phrase::spans`] without mapping matches back to the original bytes.
     #[must_use]
     pub fn count(&self, text: &str, max: usize) -> usize {
-        if text.is_ascii() || (self.needle.is_ascii() && ascii_transparent(text)) {
-            return self.count_ascii(text.as_bytes(), max);
+        if self.in_place(text) {
+            let mut n = 0;
+            self.matches_in_place(text.as_bytes(), max, |_| n += 1);
+            return n;
         }
         let normal = NormalizedText::text_only(text);
         memchr::memmem::find_iter(normal.as_bytes(), self.needle.as_bytes())
@@ -832,17 +834,27 @@ impl Phrase {
             .count()
     }
 
-    /// [`Phrase::count`] of ASCII text (or text [`ascii_transparent`] to an ASCII needle,
-    /// whose non-ASCII bytes then match no needle byte): the normal form of ASCII text only lowers letters and
-    /// turns each whitespace run into one space, so on the text lowered a needle space
-    /// matches a whole run and any other needle byte one text byte. A match starts where the
-    /// needle's first word does (found by a substring search); matches are taken leftmost
-    /// first without overlap, as on the normal form.
-    fn count_ascii(&self, text: &[u8], max: usize) -> usize {
+    /// Whether the matches in `text` are found on `text` itself
+    /// ([`Phrase::matches_in_place`]): ASCII text, or text [`ascii_transparent`] to an ASCII
+    /// phrase.
+    fn in_place(&self, text: &str) -> bool {
+        text.is_ascii() || (self.needle.is_ascii() && ascii_transparent(text))
+    }
+
+    /// The matches of [`Phrase::count`] and [`Phrase::spans`] in ASCII text (or text
+    /// [`ascii_transparent`] to an ASCII needle, whose non-ASCII bytes then match no needle
+    /// byte), each given to `on_match` as its byte range of `text`, at most `max`: the normal
+    /// form of ASCII text only lowers letters and turns each whitespace run into one space, so
+    /// on the text lowered a needle space matches a whole run and any other needle byte one
+    /// text byte. A match starts where the needle's first word does (found by a substring
+    /// search); matches are taken leftmost first without overlap, as on the normal form. A
+    /// match's range is the one the normal form's map gives: it begins and ends with a byte
+    /// of the needle that is no space (the needle is trimmed), each the text's own.
+    fn matches_in_place(&self, text: &[u8], max: usize, mut on_match: impl FnMut(Range<usize>)) {
         let needle = self.needle.as_bytes();
         // The normal form of ASCII text is ASCII; the needle never begins with a space.
         if needle.first().is_none_or(|&b| b == b' ') || !needle.is_ascii() {
-            return 0;
+            return;
         }
         let mut low = LOWERED.with(std::cell::Cell::take);
         low.clear();
@@ -872,6 +884,7 @@ impl Phrase {
             };
             p += k;
             if let Some(end) = at(p) {
+                on_match(p..end);
                 count += 1;
                 p = end;
             } else {
@@ -879,12 +892,21 @@ impl Phrase {
             }
         }
         LOWERED.with(|c| c.set(low));
-        count
     }
 
     /// Non-overlapping matches as byte ranges of the original `text`, at most `max`.
     #[must_use]
     pub fn spans(&self, text: &str, max: usize) -> Vec<Range<usize>> {
+        if self.in_place(text) {
+            let mut spans = Vec::new();
+            self.matches_in_place(text.as_bytes(), max, |r| spans.push(r));
+            return spans;
+        }
+        self.spans_normalized(text, max)
+    }
+
+    /// [`Phrase::spans`] through the normal form and its map: any text.
+    fn spans_normalized(&self, text: &str, max: usize) -> Vec<Range<usize>> {
         let n = NormalizedText::new(text);
         let len = self.needle.len();
         memchr::memmem::find_iter(n.as_str().as_bytes(), self.needle.as_bytes())
@@ -1049,6 +1071,11 @@ mod tests {
                         .take(max)
                         .count();
                     assert_eq!(p.count(&text, max), want, "{n:?} in {text:?}, max {max}");
+                    assert_eq!(
+                        p.spans(&text, max),
+                        p.spans_normalized(&text, max),
+                        "{n:?} in {text:?}, max {max}"
+                    );
                 }
             }
         }
@@ -1173,7 +1200,17 @@ mod tests {
                         .take(max)
                         .count();
                     assert_eq!(p.count(&text, max), want, "{n:?} in {text:?}, max {max}");
+                    assert_eq!(
+                        p.spans(&text, max),
+                        p.spans_normalized(&text, max),
+                        "{n:?} in {text:?}, max {max}"
+                    );
                 }
+                assert_eq!(
+                    p.is_match(&text),
+                    NormalizedText::new(&text).as_str().contains(p.as_str()),
+                    "{n:?} in {text:?}"
+                );
             }
         }
         assert!(transparent > 500 && other > 500, "{transparent} {other}");
