@@ -705,7 +705,7 @@ fn has_collapsible_space(s: &str) -> bool {
 }
 
 /// Whether an ASCII needle's matches in the normal form of `text` are the ones
-/// [`Phrase::count_ascii`] finds in `text` itself: every non-ASCII character is
+/// [`Phrase::matches_in_place`] finds in `text` itself: every non-ASCII character is
 /// [`is_opaque`]. None then has a combining mark after it or after an ASCII character, so
 /// each character is normalized alone: an ASCII one is lowered (whitespace runs collapsed
 /// as in ASCII text) and a non-ASCII one becomes bytes that are all non-ASCII, at least one.
