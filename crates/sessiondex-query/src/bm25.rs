@@ -1052,6 +1052,33 @@ mod tests {
         assert_eq!(checked, 4 * 5 * 6 * 6 * 4);
     }
 
+    /// The phrase `needle`'s count and spans in `text` (at each cap) and whether it matches
+    /// are those found on the normal form of `text`, whichever path takes them.
+    fn assert_phrase_is_the_normal_forms(needle: &str, text: &str, maxes: &[usize]) {
+        let p = Phrase::new(needle).unwrap();
+        for &max in maxes {
+            let want = NormalizedText::text_only(text)
+                .match_indices(p.as_str())
+                .take(max)
+                .count();
+            assert_eq!(
+                p.count(text, max),
+                want,
+                "{needle:?} in {text:?}, max {max}"
+            );
+            assert_eq!(
+                p.spans(text, max),
+                p.spans_normalized(text, max),
+                "{needle:?} in {text:?}, max {max}"
+            );
+        }
+        assert_eq!(
+            p.is_match(text),
+            NormalizedText::new(text).as_str().contains(p.as_str()),
+            "{needle:?} in {text:?}"
+        );
+    }
+
     /// Counting in place on ASCII text equals counting on its normal form, for needles with
     /// and without spaces, overlapping candidates, whitespace runs and every cap.
     #[test]
@@ -1064,19 +1091,7 @@ mod tests {
         for len in 0..400 {
             let text = random_text(alphabet, len % 50, &mut x);
             for n in needles {
-                let p = Phrase::new(n).unwrap();
-                for max in [0, 1, 3, 64] {
-                    let want = NormalizedText::text_only(&text)
-                        .match_indices(p.as_str())
-                        .take(max)
-                        .count();
-                    assert_eq!(p.count(&text, max), want, "{n:?} in {text:?}, max {max}");
-                    assert_eq!(
-                        p.spans(&text, max),
-                        p.spans_normalized(&text, max),
-                        "{n:?} in {text:?}, max {max}"
-                    );
-                }
+                assert_phrase_is_the_normal_forms(n, &text, &[0, 1, 3, 64]);
             }
         }
     }
@@ -1193,24 +1208,7 @@ mod tests {
                 }
             }
             for n in needles {
-                let p = Phrase::new(n).unwrap();
-                for max in [1, 2, 64] {
-                    let want = NormalizedText::text_only(&text)
-                        .match_indices(p.as_str())
-                        .take(max)
-                        .count();
-                    assert_eq!(p.count(&text, max), want, "{n:?} in {text:?}, max {max}");
-                    assert_eq!(
-                        p.spans(&text, max),
-                        p.spans_normalized(&text, max),
-                        "{n:?} in {text:?}, max {max}"
-                    );
-                }
-                assert_eq!(
-                    p.is_match(&text),
-                    NormalizedText::new(&text).as_str().contains(p.as_str()),
-                    "{n:?} in {text:?}"
-                );
+                assert_phrase_is_the_normal_forms(n, &text, &[1, 2, 64]);
             }
         }
         assert!(transparent > 500 && other > 500, "{transparent} {other}");
