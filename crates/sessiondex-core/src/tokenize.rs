@@ -118,7 +118,57 @@ pub fn term_char_at(s: &str, i: usize) -> Option<(bool, usize)> {
         return Some((is_ascii_term_byte(b), 1));
     }
     let c = s.get(i..)?.chars().next()?;
-    Some((is_term_char(c), c.len_utf8()))
+    Some((char_class(c) & TERM != 0, c.len_utf8()))
+}
+
+/// [`char_class`] bit: a term character ([`is_term_char`]).
+pub const TERM: u8 = 2;
+/// [`char_class`] bit: a non-ASCII term character that keeps a token non-ASCII ([`is_sealed`]).
+pub const SEALED: u8 = 4;
+
+/// What [`char_class`] found for each character of the BMP: 0 not yet asked, else 1 and
+/// its bits.
+static BMP_CLASS: [std::sync::atomic::AtomicU8; 0x1_0000] =
+    [const { std::sync::atomic::AtomicU8::new(0) }; 0x1_0000];
+
+/// [`TERM`] when `c` is a term character, [`SEALED`] when it is sealed ([`is_sealed`]); kept
+/// for the BMP (a table lookup instead of Unicode's property searches each time).
+#[must_use]
+#[inline]
+pub fn char_class(c: char) -> u8 {
+    use std::sync::atomic::Ordering::Relaxed;
+    let slot = BMP_CLASS.get(c as usize);
+    if let Some(k) = slot.map(|s| s.load(Relaxed)).filter(|&k| k != 0) {
+        return k & (TERM | SEALED);
+    }
+    let k = class_of(c);
+    if let Some(s) = slot {
+        s.store(k | 1, Relaxed);
+    }
+    k
+}
+
+#[cold]
+fn class_of(c: char) -> u8 {
+    let term = if is_term_char(c) { TERM } else { 0 };
+    let sealed = if is_sealed(c) { SEALED } else { 0 };
+    term | sealed
+}
+
+/// Whether `c` is *sealed*: a non-ASCII term character, a starter (canonical combining
+/// class 0), NFKC already (quick check `Yes`), whose lowercase holds a non-ASCII character.
+/// A run of term characters whose non-ASCII characters are all sealed, and which holds one,
+/// is its own NFKC form (each character is, and no mark reorders), so it is one token, the
+/// run lowered, and that token is not ASCII: it equals no ASCII term. (`K`, the Kelvin
+/// sign, lowers to ASCII `k` but is no NFKC character; fullwidth letters and ligatures are
+/// not NFKC either.)
+#[must_use]
+pub fn is_sealed(c: char) -> bool {
+    !c.is_ascii()
+        && is_term_char(c)
+        && unicode_normalization::char::canonical_combining_class(c) == 0
+        && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
+        && c.to_lowercase().any(|l| !l.is_ascii())
 }
 
 /// Bytes `lo..=hi` of an ASCII word (every byte below 0x80), as their high bits: a byte plus
@@ -337,6 +387,46 @@ pub fn tokenize(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every character's kept class is its properties' answer; a run of ASCII term bytes
+    /// and sealed characters holding one of them is one token that is not ASCII, for every
+    /// sealed character of Unicode (after and before ASCII letters, a digit, `_`, another
+    /// sealed character).
+    #[test]
+    fn sealed_characters_keep_a_run_one_token_not_ascii() {
+        let mut sealed = Vec::new();
+        for c in (0x80..=0x10_FFFFu32).filter_map(char::from_u32) {
+            let want =
+                if is_term_char(c) { TERM } else { 0 } | if is_sealed(c) { SEALED } else { 0 };
+            assert_eq!(char_class(c), want, "{c:?}");
+            assert_eq!(char_class(c), want, "{c:?} kept");
+            if want & SEALED != 0 {
+                sealed.push(c);
+            }
+        }
+        assert!(sealed.len() > 100_000, "{}", sealed.len());
+        assert!(!is_sealed('\u{212a}') && !is_sealed('ｆ') && !is_sealed('\u{301}'));
+        assert!(is_sealed('é') && is_sealed('İ') && is_sealed('中') && is_sealed('ß'));
+        let mut runs = 0;
+        for (k, &c) in sealed.iter().enumerate() {
+            let next = sealed[(k * 7919 + 1) % sealed.len()];
+            for run in [
+                format!("{c}"),
+                format!("Ab{c}"),
+                format!("{c}z_9"),
+                format!("x{c}{next}Y"),
+            ] {
+                let mut tokens = Vec::new();
+                for_each_token(&run, |t| tokens.push(t.to_owned()));
+                assert!(
+                    tokens.len() == 1 && !tokens[0].is_ascii(),
+                    "{run:?}: {tokens:?}"
+                );
+                runs += 1;
+            }
+        }
+        assert!(runs > 400_000);
+    }
 
     /// The terms of ASCII `text` by the block path and by the general path.
     fn both_paths(text: &str) -> (Vec<String>, Vec<String>) {

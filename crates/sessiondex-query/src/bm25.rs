@@ -56,7 +56,9 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use sessiondex_core::tokenize::{for_each_token, is_ascii_term_byte, nfkc, term_char_at};
+use sessiondex_core::tokenize::{
+    char_class, for_each_token, is_ascii_term_byte, nfkc, SEALED, TERM,
+};
 use sessiondex_source::TextClass;
 
 use crate::request::QueryMatch;
@@ -983,22 +985,38 @@ fn term_spans_general(text: &str, terms: &QueryTerms, max: usize) -> Vec<Range<u
             out.push(s..e);
         }
     };
-    // The run being read: where it starts, and whether it is ASCII so far.
+    // A run holding a non-ASCII character, all of whose non-ASCII characters are sealed,
+    // is one token that is not ASCII (`is_sealed`): no ASCII term, so not looked at.
+    let ascii_terms = terms.terms().iter().all(|t| t.is_ascii());
+    // The run being read: where it starts, whether it is ASCII so far, and whether its
+    // non-ASCII characters are all sealed so far.
     let mut start: Option<usize> = None;
     let mut ascii = true;
+    let mut sealed = true;
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
-        let Some((term_char, width)) = term_char_at(text, i) else {
-            break;
+        let (class, width) = if b < 0x80 {
+            (if is_ascii_term_byte(b) { TERM } else { 0 }, 1)
+        } else {
+            let Some(c) = text.get(i..).and_then(|t| t.chars().next()) else {
+                break;
+            };
+            (char_class(c), c.len_utf8())
         };
-        if term_char {
+        if class & TERM != 0 {
             if start.is_none() {
                 start = Some(i);
                 ascii = true;
+                sealed = true;
             }
-            ascii &= b < 0x80;
+            if b >= 0x80 {
+                ascii = false;
+                sealed &= class & SEALED != 0;
+            }
         } else if let Some(s) = start.take() {
-            check(s, i, ascii, &mut out);
+            if ascii || !(sealed && ascii_terms) {
+                check(s, i, ascii, &mut out);
+            }
             if out.len() >= max {
                 return out;
             }
@@ -1006,7 +1024,9 @@ fn term_spans_general(text: &str, terms: &QueryTerms, max: usize) -> Vec<Range<u
         i += width;
     }
     if let Some(s) = start {
-        check(s, text.len(), ascii, &mut out);
+        if ascii || !(sealed && ascii_terms) {
+            check(s, text.len(), ascii, &mut out);
+        }
     }
     out
 }
@@ -1434,15 +1454,23 @@ mod tests {
     /// compatibility characters, and separators of both kinds.
     #[test]
     fn general_term_spans_equal_the_character_path() {
-        let alphabet: Vec<char> = "aAbB9_ .-\néÉe\u{301}ｆＦ①ﬁ™→ßẞİı中".chars().collect();
-        let q = QueryTerms::from_terms(
+        let alphabet: Vec<char> = "aAbB9_ .-\néÉe\u{301}ｆＦ①ﬁ™→ßẞİı中жЖ가\u{212a}kK"
+            .chars()
+            .collect();
+        // With a term that is not ASCII every run is tokenized; with ASCII terms only, runs
+        // of ASCII and sealed characters (`é`, `ß`, `ı`, `中`, `ж`, ...) are not.
+        let mixed = QueryTerms::from_terms(
             [
                 "ab", "b9", "é", "f", "1", "fi", "ss", "中", "a_b", "i\u{307}",
             ]
             .map(String::from),
         );
+        let ascii = QueryTerms::from_terms(
+            ["ab", "b9", "f", "1", "fi", "ss", "a_b", "a", "k", "e", "tm"].map(String::from),
+        );
         let mut x = 0x5851_f42d_4c95_7f2du64;
-        for len in 0..400 {
+        let mut hits = 0;
+        for len in 0..1200 {
             let mut text = String::new();
             for _ in 0..len % 40 {
                 x ^= x << 13;
@@ -1450,14 +1478,23 @@ mod tests {
                 x ^= x << 17;
                 text.push(alphabet[(x % alphabet.len() as u64) as usize]);
             }
-            for max in [1, 2, 5, 64] {
-                assert_eq!(
-                    term_spans_general(&text, &q, max),
-                    term_spans_reference(&text, &q, max),
-                    "{text:?} max {max}"
-                );
+            for q in [&mixed, &ascii] {
+                for max in [1, 2, 5, 64] {
+                    let want = term_spans_reference(&text, q, max);
+                    hits += want
+                        .iter()
+                        .filter(|r| !text[(*r).clone()].is_ascii())
+                        .count();
+                    assert_eq!(
+                        term_spans_general(&text, q, max),
+                        want,
+                        "{text:?} max {max}"
+                    );
+                }
             }
         }
+        // Runs that are not ASCII and hold a term: the ones a wrong seal would lose.
+        assert!(hits > 1000, "{hits}");
     }
 
     /// The matches [`term_spans`] finds in ASCII text are at most the occurrences of the
