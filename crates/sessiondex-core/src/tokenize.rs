@@ -159,7 +159,7 @@ fn class_of(c: char) -> u8 {
 /// class 0), NFKC already (quick check `Yes`), whose lowercase holds a non-ASCII character.
 /// A run of term characters whose non-ASCII characters are all sealed, and which holds one,
 /// is its own NFKC form (each character is, and no mark reorders), so it is one token, the
-/// run lowered, and that token is not ASCII: it equals no ASCII term. (`K`, the Kelvin
+/// run lowered, and that token is not ASCII: it equals no ASCII term. (U+212A, the Kelvin
 /// sign, lowers to ASCII `k` but is no NFKC character; fullwidth letters and ligatures are
 /// not NFKC either.)
 #[must_use]

@@ -1478,13 +1478,15 @@ mod tests {
                 x ^= x << 17;
                 text.push(alphabet[(x % alphabet.len() as u64) as usize]);
             }
-            for q in [&mixed, &ascii] {
+            for (q, only_ascii) in [(&mixed, false), (&ascii, true)] {
                 for max in [1, 2, 5, 64] {
                     let want = term_spans_reference(&text, q, max);
-                    hits += want
-                        .iter()
-                        .filter(|r| !text[(*r).clone()].is_ascii())
-                        .count();
+                    if only_ascii {
+                        hits += want
+                            .iter()
+                            .filter(|r| !text[(*r).clone()].is_ascii())
+                            .count();
+                    }
                     assert_eq!(
                         term_spans_general(&text, q, max),
                         want,
@@ -1493,8 +1495,9 @@ mod tests {
                 }
             }
         }
-        // Runs that are not ASCII and hold a term: the ones a wrong seal would lose.
-        assert!(hits > 1000, "{hits}");
+        // Runs that are not ASCII and hold an ASCII term (fullwidth letters, `①`, `ﬁ`,
+        // `™`, the Kelvin sign): the ones a wrong seal would lose.
+        assert!(hits > 500, "{hits}");
     }
 
     /// The matches [`term_spans`] finds in ASCII text are at most the occurrences of the
