@@ -4642,6 +4642,16 @@ mod prefilter_tests {
             "é",
             "zqdot\\b",
             "İstanbul",
+            // Case-sensitive parts are folded: terms are lowered.
+            "(?-i)TIMEOUT",
+            "(?-i)CHECKOUT_TIMEOUT",
+            "(?-i:T)imeout",
+            // Many matches in one term, and past the spans an entry counts.
+            "[a-z]",
+            "e",
+            "t.",
+            "o+",
+            "[0-9]",
         ] {
             regexes.push((r.into(), QueryMatch::Any));
         }

@@ -12,7 +12,8 @@
 //! # Semantics
 //!
 //! - Matching is always case-insensitive (Unicode simple case folding); the index lowercases
-//!   text and terms anyway.
+//!   text and terms anyway. `(?-i)` does not turn it off: a case-sensitive part would match
+//!   text whose lowered terms it does not match, and a cold session answers by its terms.
 //! - **Over text** (hot entries): an entry matches when the pattern matches anywhere in its
 //!   normalized text; `^`/`$` are the start/end of the text (`(?m)` makes them line anchors).
 //!   [`CompiledRegex::is_match_text`] is a single linear pass that stops at the first match.
@@ -225,6 +226,9 @@ impl CompiledRegex {
         let syn = syntax::Config::new().case_insensitive(true);
         let hir = syntax::parse_with(pattern, &syn)
             .map_err(|e| Error::new(ErrorCode::InvalidRegex, format!("invalid regex: {e}")))?;
+        // Matching ignores case whatever the pattern's flags say: terms are lowered, so a
+        // part that `(?-i)` makes case-sensitive would match text that no term matches.
+        let hir = fold_case(&hir).unwrap_or(hir);
         let hir = if hir.properties().look_set().contains_word_unicode() {
             ascii_word_boundaries(&hir)
         } else {
@@ -726,22 +730,7 @@ fn drop_unnormalized(hir: &Hir) -> Option<Hir> {
                 }
                 None => hir.clone(),
             },
-            HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => {
-                hir.clone()
-            }
-            HirKind::Repetition(r) => Hir::repetition(Repetition {
-                min: r.min,
-                max: r.max,
-                greedy: r.greedy,
-                sub: Box::new(go(&r.sub, changed)),
-            }),
-            HirKind::Capture(c) => Hir::capture(Capture {
-                index: c.index,
-                name: c.name.clone(),
-                sub: Box::new(go(&c.sub, changed)),
-            }),
-            HirKind::Concat(v) => Hir::concat(v.iter().map(|h| go(h, changed)).collect()),
-            HirKind::Alternation(v) => Hir::alternation(v.iter().map(|h| go(h, changed)).collect()),
+            _ => with_children(hir, &mut |h| go(h, changed)),
         }
     }
     let mut changed = false;
@@ -781,12 +770,83 @@ fn narrow_class(c: &ClassUnicode) -> Option<ClassUnicode> {
     (dropped && narrow.ranges().len() <= c.ranges().len()).then_some(narrow)
 }
 
+/// `hir` with `f` applied to each of its children (a repetition's, a capture's, a
+/// concatenation's or an alternation's); a leaf as it is.
+fn with_children(hir: &Hir, f: &mut impl FnMut(&Hir) -> Hir) -> Hir {
+    match hir.kind() {
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => hir.clone(),
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            min: r.min,
+            max: r.max,
+            greedy: r.greedy,
+            sub: Box::new(f(&r.sub)),
+        }),
+        HirKind::Capture(c) => Hir::capture(Capture {
+            index: c.index,
+            name: c.name.clone(),
+            sub: Box::new(f(&c.sub)),
+        }),
+        HirKind::Concat(v) => Hir::concat(v.iter().map(&mut *f).collect()),
+        HirKind::Alternation(v) => Hir::alternation(v.iter().map(f).collect()),
+    }
+}
+
+/// `hir` with every literal and class closed under simple case folding (a literal
+/// character with other cases becomes the class of them); `None` when nothing changes, as
+/// for any pattern parsed case-insensitively without `(?-i)`.
+fn fold_case(hir: &Hir) -> Option<Hir> {
+    fn literal(bytes: &[u8], changed: &mut bool) -> Hir {
+        let Ok(s) = std::str::from_utf8(bytes) else {
+            return Hir::literal(bytes.to_vec());
+        };
+        let parts = s
+            .chars()
+            .map(|c| {
+                let one = ClassUnicode::new([ClassUnicodeRange::new(c, c)]);
+                let mut folded = one.clone();
+                if folded.try_case_fold_simple().is_ok() && folded != one {
+                    *changed = true;
+                    Hir::class(Class::Unicode(folded))
+                } else {
+                    Hir::literal(c.encode_utf8(&mut [0; 4]).as_bytes().to_vec())
+                }
+            })
+            .collect();
+        Hir::concat(parts)
+    }
+    fn go(hir: &Hir, changed: &mut bool) -> Hir {
+        match hir.kind() {
+            HirKind::Literal(l) => literal(&l.0, changed),
+            HirKind::Class(Class::Unicode(c)) => {
+                let mut folded = c.clone();
+                if folded.try_case_fold_simple().is_ok() && folded != *c {
+                    *changed = true;
+                    Hir::class(Class::Unicode(folded))
+                } else {
+                    hir.clone()
+                }
+            }
+            HirKind::Class(Class::Bytes(c)) => {
+                let mut folded = c.clone();
+                folded.case_fold_simple();
+                if folded == *c {
+                    hir.clone()
+                } else {
+                    *changed = true;
+                    Hir::class(Class::Bytes(folded))
+                }
+            }
+            _ => with_children(hir, &mut |h| go(h, changed)),
+        }
+    }
+    let mut changed = false;
+    let out = go(hir, &mut changed);
+    changed.then_some(out)
+}
+
 /// Rewrites Unicode word-boundary assertions to their ASCII forms.
 fn ascii_word_boundaries(hir: &Hir) -> Hir {
     match hir.kind() {
-        HirKind::Empty => Hir::empty(),
-        HirKind::Literal(l) => Hir::literal(l.0.clone()),
-        HirKind::Class(c) => Hir::class(c.clone()),
         HirKind::Look(l) => Hir::look(match l {
             Look::WordUnicode => Look::WordAscii,
             Look::WordUnicodeNegate => Look::WordAsciiNegate,
@@ -796,19 +856,7 @@ fn ascii_word_boundaries(hir: &Hir) -> Hir {
             Look::WordEndHalfUnicode => Look::WordEndHalfAscii,
             other => *other,
         }),
-        HirKind::Repetition(r) => Hir::repetition(Repetition {
-            min: r.min,
-            max: r.max,
-            greedy: r.greedy,
-            sub: Box::new(ascii_word_boundaries(&r.sub)),
-        }),
-        HirKind::Capture(c) => Hir::capture(Capture {
-            index: c.index,
-            name: c.name.clone(),
-            sub: Box::new(ascii_word_boundaries(&c.sub)),
-        }),
-        HirKind::Concat(v) => Hir::concat(v.iter().map(ascii_word_boundaries).collect()),
-        HirKind::Alternation(v) => Hir::alternation(v.iter().map(ascii_word_boundaries).collect()),
+        _ => with_children(hir, &mut ascii_word_boundaries),
     }
 }
 
@@ -1020,6 +1068,31 @@ mod tests {
             let e = CompiledRegex::new(bad, &RegexLimits::default()).unwrap_err();
             assert_eq!(e.code, ErrorCode::InvalidRegex, "{bad}");
         }
+    }
+
+    /// `(?-i)` cannot make a part case-sensitive: terms are lowered, so such a part would
+    /// match text that no term of it matches (a narrowed or cold search would miss it).
+    #[test]
+    fn inline_flags_do_not_turn_case_folding_off() {
+        for p in [
+            "(?-i)CHECKOUT_TIMEOUT",
+            "(?-i:Check)out_TIMEOUT",
+            "(?-i)[A-Z]+_timeout",
+        ] {
+            let r = re(p);
+            for hay in ["checkout_timeout", "CHECKOUT_TIMEOUT", "Checkout_Timeout"] {
+                assert!(r.is_match_text(hay), "{p} {hay}");
+                assert!(r.is_match_term(hay.to_lowercase().as_bytes()), "{p} {hay}");
+            }
+            let spans: Vec<(usize, usize)> = r
+                .find_spans("see Checkout_Timeout", 4)
+                .into_iter()
+                .map(|s| (s.start, s.end))
+                .collect();
+            assert_eq!(spans, [(4, 20)], "{p}");
+        }
+        assert!(re("(?-iu:[A-Z])x").is_match_term(b"ax"));
+        assert!(!re("(?-i)[0-9]+x").is_match_term(b"ax"));
     }
 
     #[test]
