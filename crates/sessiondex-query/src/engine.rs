@@ -238,6 +238,8 @@ struct Search<'a> {
     phrase_first: Option<PhraseFirst>,
     /// For a narrowed regex: per hot session, the matching terms it holds.
     regex_hot: Option<RegexHot>,
+    /// Per term of `regex_terms`, the matches the regex finds in it (0: not counted yet).
+    regex_term_matches: Vec<u32>,
     /// Per catalog session, for an id query: whether one of its ids has the query's key
     /// (`None`: walk every session's entries).
     id_walk: Option<Vec<bool>>,
@@ -1024,17 +1026,32 @@ struct RegexHot {
 
 /// Inside a hot shard, the entries (ascending) that can hold a match of a regex that never
 /// crosses a token boundary (the rule of [`regex_sessions`] applied to the shard's postings): those
-/// posting one of `terms`, the matching terms of its session's vocabulary.
+/// posting one of `terms`, the matching terms of its session's vocabulary, each given with the
+/// matches the regex finds in it. With each entry, the sum over its terms of the term's
+/// frequency times its matches: the matches in the entry's stored text when
+/// [`CompiledRegex::counts_by_terms`] holds and the text is ASCII and whole (see
+/// [`Search::search_shard`]).
 fn regex_entries<'t>(
     shard: &HotShard<Bytes>,
-    terms: impl Iterator<Item = &'t str>,
-) -> Result<Vec<u32>, Error> {
+    terms: impl Iterator<Item = (&'t str, u32)>,
+) -> Result<Vec<(u32, u32)>, Error> {
     let mut cand = Vec::new();
-    for t in terms {
-        cand.extend(shard.postings(t).map_err(ce)?.map(|p| p.entry));
+    for (t, n) in terms {
+        cand.extend(
+            shard
+                .postings(t)
+                .map_err(ce)?
+                .map(|p| (p.entry, p.tf.saturating_mul(n))),
+        );
     }
-    cand.sort_unstable();
-    cand.dedup();
+    cand.sort_unstable_by_key(|&(i, _)| i);
+    cand.dedup_by(|b, a| {
+        let same = a.0 == b.0;
+        if same {
+            a.1 = a.1.saturating_add(b.1);
+        }
+        same
+    });
     Ok(cand)
 }
 
@@ -1738,7 +1755,7 @@ impl Search<'_> {
             Matcher::Regex(re) => {
                 // Narrowed through the catalog: only entries posting a matching term of this
                 // session can hold a match (every token is posted, past a stored cut too).
-                let cand = match (&self.regex_hot, &self.regex_terms, catalog) {
+                let narrowed = match (&self.regex_hot, &self.regex_terms, catalog) {
                     (Some(hot), Some((found, _)), Some(ci))
                         if !hot.dotted.get(ci).copied().unwrap_or(true) =>
                     {
@@ -1746,23 +1763,68 @@ impl Search<'_> {
                             .ok()
                             .and_then(|c| hot.terms.get(&c))
                             .map_or(&[][..], Vec::as_slice);
+                        let by_terms = re.counts_by_terms();
+                        if by_terms && self.regex_term_matches.len() != found.len() {
+                            self.regex_term_matches = vec![0; found.len()];
+                        }
+                        let matches = &mut self.regex_term_matches;
                         Some(regex_entries(
                             shard,
-                            ids.iter()
-                                .filter_map(|&k| found.get(k as usize))
-                                .map(|f| f.1.as_str()),
+                            ids.iter().filter_map(|&k| {
+                                let t = found.get(k as usize)?.1.as_str();
+                                let n = if by_terms {
+                                    let n = matches.get_mut(k as usize)?;
+                                    if *n == 0 {
+                                        *n = u32::try_from(re.count_matches(t, MAX_SPANS))
+                                            .unwrap_or(u32::MAX)
+                                            .max(1);
+                                    }
+                                    *n
+                                } else {
+                                    0
+                                };
+                                Some((t, n))
+                            }),
                         )?)
                     }
                     _ => None,
                 };
+                let cand: Option<Vec<u32>> = narrowed
+                    .as_ref()
+                    .map(|c| c.iter().map(|&(i, _)| i).collect());
+                let mut by_terms = narrowed.as_deref().unwrap_or_default();
                 let mut found = Vec::new();
                 for i in kept_entries(&mut self.coverage, shard, &mask, cand.as_deref())? {
                     if self.regex_stopped {
                         break;
                     }
                     let e = shard.entry(i).ok_or_else(corrupt)?;
-                    let mut count = 0;
                     let p = crate::fields::Parts::of(&e).map_err(ce)?;
+                    // The matches the postings count, when they are the stored text's.
+                    let skip = by_terms.partition_point(|&(k, _)| (k as usize) < i);
+                    by_terms = by_terms.get(skip..).unwrap_or_default();
+                    let n = match by_terms.first() {
+                        Some(&(k, n)) if k as usize == i => n,
+                        _ => 0,
+                    };
+                    let thinking = p.thinking.unwrap_or_default();
+                    if n > 0
+                        && n as usize <= MAX_SPANS
+                        && !e.truncated()
+                        && p.text_allowed(self.px.groups)
+                        && (p.thinking.is_none() || p.thinking_allowed(self.px.groups))
+                        && p.text.is_ascii()
+                        && thinking.is_ascii()
+                        && self.budget.fits(p.text.len() + thinking.len())
+                    {
+                        self.budget.charge(p.text.len());
+                        if p.thinking.is_some() {
+                            self.budget.charge(thinking.len());
+                        }
+                        found.push((i, n as usize, e.token_len(), weight(&e)?));
+                        continue;
+                    }
+                    let mut count = 0;
                     let texts = [
                         p.text_allowed(self.px.groups).then_some(p.text),
                         p.thinking.filter(|_| p.thinking_allowed(self.px.groups)),
@@ -2463,6 +2525,7 @@ pub fn recall(
         phrase_terms: None,
         phrase_first: None,
         regex_hot: None,
+        regex_term_matches: Vec::new(),
         id_walk: None,
         structural_proven: Vec::new(),
         epoch: std::cell::OnceCell::new(),

@@ -139,6 +139,12 @@ impl HaystackBudget {
         true
     }
 
+    /// Whether `bytes` can be charged now.
+    #[must_use]
+    pub fn fits(&self, bytes: usize) -> bool {
+        !self.exhausted && u64::try_from(bytes).is_ok_and(|b| b <= self.remaining)
+    }
+
     /// Whether a charge has been refused.
     #[must_use]
     pub fn is_exhausted(&self) -> bool {
@@ -200,6 +206,8 @@ pub struct CompiledRegex {
     spans_tokens: bool,
     /// Every match is at least one byte long.
     nonempty: bool,
+    /// See [`CompiledRegex::counts_by_terms`].
+    by_terms: bool,
     /// Literals one of which every match in a term holds (empty: no such set is known).
     required: Vec<memchr::memmem::Finder<'static>>,
 }
@@ -246,6 +254,7 @@ impl CompiledRegex {
         let fst_prefix = has_anchored_literal_prefix(full);
         let nonempty = full.properties().minimum_len().is_some_and(|n| n > 0);
         let spans_tokens = can_span_tokens(full);
+        let by_terms = !spans_tokens && nonempty && full.properties().look_set().is_empty();
         let required = required_literals(full)
             .into_iter()
             .map(|l| memchr::memmem::Finder::new(&l).into_owned())
@@ -306,6 +315,7 @@ impl CompiledRegex {
             pattern: pattern.to_owned(),
             fst_prefix,
             nonempty,
+            by_terms,
             spans_tokens,
             required,
             fwd,
@@ -471,6 +481,18 @@ impl CompiledRegex {
             }
         }
         n
+    }
+
+    /// Whether the matches in ASCII text are those in its terms: no match is empty or holds
+    /// a character that is not a term character, so each lies inside one run of term
+    /// characters (a token), and the pattern has no assertion (`^`, `$`, `\b`, ...) that
+    /// could look past the run. Leftmost-first matching then finds in each run what it finds
+    /// in the run alone, and, the pattern ignoring case, what it finds in the run's term (in
+    /// ASCII the same characters lowered); so [`CompiledRegex::count_matches`] over the text
+    /// is the sum, over its terms, of the term's frequency times its own count.
+    #[must_use]
+    pub fn counts_by_terms(&self) -> bool {
+        self.by_terms
     }
 
     /// Whether some match of the pattern may contain a character that is not a term
