@@ -1836,9 +1836,7 @@ impl Search<'_> {
                             self.coverage.add_reason(reason::REGEX_HAYSTACK_BUDGET);
                             break;
                         }
-                        if re.is_match_text(&hay) {
-                            count += re.count_matches(&hay, MAX_SPANS).max(1);
-                        }
+                        count += re.count_in_text(&hay, MAX_SPANS);
                     }
                     if count == 0 && e.truncated() && !self.regex_stopped {
                         // The pattern may match past the stored cut.

@@ -23,6 +23,10 @@
 //!   (U+017F and U+212A, which case folding adds to `s` and `k`, and the like), so an ASCII
 //!   pattern compiles to an ASCII automaton (about half the states and compile time of
 //!   `[a-z]+zqsfx`); it matches exactly as the pattern on every haystack it runs over.
+//! - Every class holds both cases of a letter (case folding), so the dense DFA and the
+//!   reverse lazy DFA leave out the ASCII capitals and search text with its ASCII letters
+//!   lowered (byte offsets unchanged): about half the byte classes of a pattern with letters,
+//!   so about half the transitions to determinize.
 //! - `\b`, `\B`, `\<`, `\>` are ASCII word boundaries (a dense DFA cannot decide Unicode
 //!   word boundaries); every other construct keeps its Unicode meaning.
 //! - [`CompiledRegex::can_span_tokens`] tells whether some match could contain a character
@@ -46,6 +50,7 @@
 //!   the engine keeps, or any term iterator): use it whenever such a list is at hand and the
 //!   pattern does not walk.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use std::sync::OnceLock;
@@ -59,7 +64,8 @@ use regex_automata::util::{start, syntax};
 use regex_automata::{Anchored, HalfMatch, Input, Match, MatchError, MatchKind};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use regex_syntax::hir::{
-    Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look, Repetition,
+    Capture, Class, ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange, Hir, HirKind,
+    Look, Repetition,
 };
 use serde_json::json;
 use unicode_normalization::{is_nfkc_quick, IsNormalized};
@@ -189,7 +195,8 @@ pub struct CompiledRegex {
     fwd: dense::DFA<Vec<u32>>,
     start: StateID,
     /// The pattern, for the reverse automaton (its classes without the characters
-    /// normalized text never holds: [`drop_unnormalized`]).
+    /// normalized text never holds: [`drop_unnormalized`]; and without ASCII capitals when
+    /// `lowers`).
     hir: Hir,
     /// The pattern as parsed, when dropping those characters changed it: text that is not
     /// NFKC is searched with it ([`CompiledRegex::find_spans`]).
@@ -208,6 +215,9 @@ pub struct CompiledRegex {
     nonempty: bool,
     /// See [`CompiledRegex::counts_by_terms`].
     by_terms: bool,
+    /// `fwd` and `rev` have no ASCII capitals: the text they search is lowered first
+    /// ([`ascii_lowered`]).
+    lowers: bool,
     /// Literals one of which every match in a term holds (empty: no such set is known).
     required: Vec<memchr::memmem::Finder<'static>>,
 }
@@ -259,6 +269,17 @@ impl CompiledRegex {
             .into_iter()
             .map(|l| memchr::memmem::Finder::new(&l).into_owned())
             .collect();
+        // Every class holds both cases of a letter: the automata need only the lowercase ASCII
+        // ones when the text they search has its ASCII letters lowered (about half the byte
+        // classes, so about half the transitions to determinize).
+        #[cfg(test)]
+        let keep_capitals = tests::KEEP_CAPITALS.with(std::cell::Cell::get);
+        #[cfg(not(test))]
+        let keep_capitals = false;
+        let (hir, lowers) = match drop_ascii_capitals(&hir).filter(|_| !keep_capitals) {
+            Some(narrow) => (narrow, true),
+            None => (hir, false),
+        };
 
         let too_large = |what: &str| {
             Error::new(
@@ -316,6 +337,7 @@ impl CompiledRegex {
             fst_prefix,
             nonempty,
             by_terms,
+            lowers,
             spans_tokens,
             required,
             fwd,
@@ -383,20 +405,30 @@ impl CompiledRegex {
     /// stopping at the first match. Pass normalized text (NFKC; case does not matter).
     #[must_use]
     pub fn is_match_text(&self, text: &str) -> bool {
-        self.run(text.as_bytes())
+        self.run(self.lowered(text).as_bytes())
+    }
+
+    /// `text` as the dense DFA and `rev` search it: its ASCII letters lowered when they have
+    /// no capitals.
+    fn lowered<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if self.lowers {
+            ascii_lowered(text)
+        } else {
+            Cow::Borrowed(text)
+        }
     }
 
     /// Whether the pattern matches anywhere in the vocabulary term `term`, `^`/`$` anchoring
     /// at the term's start/end. The same pass as [`CompiledRegex::is_match_text`], after a
-    /// look for the literals every match holds (most terms of a vocabulary hold none; the
-    /// literals are lowercase, so the look is skipped for a term with an ASCII capital, which
-    /// no vocabulary holds).
+    /// look for the literals every match holds (most terms of a vocabulary hold none). The
+    /// literals are lowercase, as are a vocabulary's terms: a term with an ASCII capital is
+    /// lowered first.
     #[must_use]
     pub fn is_match_term(&self, term: &[u8]) -> bool {
-        if !self.required.is_empty()
-            && !self.required.iter().any(|f| f.find(term).is_some())
-            && !term.iter().any(u8::is_ascii_uppercase)
-        {
+        if term.iter().any(u8::is_ascii_uppercase) {
+            return self.is_match_term(&term.to_ascii_lowercase());
+        }
+        if !self.required.is_empty() && !self.required.iter().any(|f| f.find(term).is_some()) {
             return false;
         }
         self.run(term)
@@ -450,9 +482,11 @@ impl CompiledRegex {
         let Some(rev) = self.reverse() else {
             return Vec::new();
         };
+        // Lowering keeps every byte offset: the spans are the text's.
+        let text = self.lowered(text);
         self.rev_cache.with(rev, |cache| {
             match_spans(
-                text,
+                &text,
                 max,
                 self.fwd.is_always_start_anchored(),
                 |input| self.fwd.try_search_fwd(input),
@@ -469,6 +503,27 @@ impl CompiledRegex {
         if !self.nonempty {
             return self.find_spans(text, max).len();
         }
+        self.count_nonempty(&self.lowered(text), max)
+    }
+
+    /// What an entry's text counts toward its term frequency: 0 when the pattern does not
+    /// match normalized `text`, else [`CompiledRegex::count_matches`] (at least 1: a match
+    /// may be empty, which highlights nothing). One pass over a text that holds no match.
+    #[must_use]
+    pub fn count_in_text(&self, text: &str, max: usize) -> usize {
+        let text = self.lowered(text);
+        if self.nonempty {
+            self.count_nonempty(&text, max)
+        } else if self.run(text.as_bytes()) {
+            self.find_spans(&text, max).len().max(1)
+        } else {
+            0
+        }
+    }
+
+    /// [`CompiledRegex::count_matches`] of a pattern with no empty match, over `text` as
+    /// the dense DFA searches it.
+    fn count_nonempty(&self, text: &str, max: usize) -> usize {
         let mut n = 0;
         let mut at = 0;
         while n < max && at < text.len() {
@@ -866,6 +921,77 @@ fn fold_case(hir: &Hir) -> Option<Hir> {
     changed.then_some(out)
 }
 
+/// `text` with its ASCII letters lowered (every byte where it was), borrowed when it has no
+/// capital.
+fn ascii_lowered(text: &str) -> Cow<'_, str> {
+    // Many bytes at a time (a fold the compiler runs as vector code), stopping at the first
+    // block with a capital.
+    let capital = |b: &[u8]| b.iter().fold(false, |any, c| any | c.is_ascii_uppercase());
+    if text.as_bytes().chunks(64).any(capital) {
+        Cow::Owned(text.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// `hir` without the ASCII capitals `A`-`Z` of its classes, when each class holding one also
+/// holds its lowercase and no literal holds one (as [`fold_case`] leaves every pattern): on
+/// text whose ASCII letters are lowercase both match the same. `None` when no class changes
+/// or a capital stands alone.
+fn drop_ascii_capitals(hir: &Hir) -> Option<Hir> {
+    fn holds(c: &ClassUnicode, ch: char) -> bool {
+        c.ranges().iter().any(|r| r.start() <= ch && ch <= r.end())
+    }
+    fn holds_byte(c: &ClassBytes, b: u8) -> bool {
+        c.ranges().iter().any(|r| r.start() <= b && b <= r.end())
+    }
+    fn go(hir: &Hir, changed: &mut bool, closed: &mut bool) -> Hir {
+        match hir.kind() {
+            HirKind::Literal(l) => {
+                if l.0.iter().any(u8::is_ascii_uppercase) {
+                    *closed = false;
+                }
+                hir.clone()
+            }
+            HirKind::Class(Class::Unicode(c)) => {
+                let capitals: Vec<char> = ('A'..='Z').filter(|&ch| holds(c, ch)).collect();
+                if capitals.is_empty() {
+                    return hir.clone();
+                }
+                if !capitals.iter().all(|ch| holds(c, ch.to_ascii_lowercase())) {
+                    *closed = false;
+                    return hir.clone();
+                }
+                let mut narrow = c.clone();
+                narrow.difference(&ClassUnicode::new([ClassUnicodeRange::new('A', 'Z')]));
+                *changed = true;
+                Hir::class(Class::Unicode(narrow))
+            }
+            HirKind::Class(Class::Bytes(c)) => {
+                let capitals: Vec<u8> = (b'A'..=b'Z').filter(|&b| holds_byte(c, b)).collect();
+                if capitals.is_empty() {
+                    return hir.clone();
+                }
+                if !capitals
+                    .iter()
+                    .all(|b| holds_byte(c, b.to_ascii_lowercase()))
+                {
+                    *closed = false;
+                    return hir.clone();
+                }
+                let mut narrow = c.clone();
+                narrow.difference(&ClassBytes::new([ClassBytesRange::new(b'A', b'Z')]));
+                *changed = true;
+                Hir::class(Class::Bytes(narrow))
+            }
+            _ => with_children(hir, &mut |h| go(h, changed, closed)),
+        }
+    }
+    let (mut changed, mut closed) = (false, true);
+    let out = go(hir, &mut changed, &mut closed);
+    (changed && closed).then_some(out)
+}
+
 /// Rewrites Unicode word-boundary assertions to their ASCII forms.
 fn ascii_word_boundaries(hir: &Hir) -> Hir {
     match hir.kind() {
@@ -981,6 +1107,79 @@ mod tests {
 
     fn re(p: &str) -> CompiledRegex {
         CompiledRegex::new(p, &RegexLimits::default()).unwrap()
+    }
+
+    thread_local! {
+        /// Compile with the ASCII capitals kept (the automata search the text as given).
+        pub(super) static KEEP_CAPITALS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Automata without ASCII capitals over lowered text answer as those of the pattern with
+    /// them over the text as given: matches, counts and spans (at the text's offsets), over
+    /// text mixing cases, non-ASCII letters and punctuation; and terms with capitals.
+    #[test]
+    fn lowered_text_answers_as_the_text() {
+        let patterns = [
+            "[a-z]+zqsfx",
+            "zqpfx[0-9]+",
+            "(?-i)ZQ[A-Z]x",
+            "t.?out",
+            "[^a-z ]+",
+            "\\bÉté\\b",
+            "[A-Fa-f0-9]{4}",
+            "(?m)^error",
+            "\\w+_\\d",
+            "x*",
+            "[[:upper:]]{2}",
+            "\\p{Lu}é",
+            "(?-u:[A-Z])q",
+        ];
+        let texts = [
+            "Error: ZQpfx12 then zqPFX7 and abcZQSFX",
+            "ÉTÉ été Été; TimeOut t-out TOUT",
+            "BEEF cafe 12ab CAFÉ_9 Straße STRASSE",
+            "line\nERROR here\nerror there",
+            "ZQAx zqbX Zqcx — ǅ ǆ Ǆ",
+        ];
+        let mut lowering = 0;
+        for p in patterns {
+            let lowered = re(p);
+            lowering += usize::from(lowered.lowers);
+            KEEP_CAPITALS.with(|c| c.set(true));
+            let kept = re(p);
+            KEEP_CAPITALS.with(|c| c.set(false));
+            assert!(!kept.lowers, "{p}");
+            for t in texts {
+                assert_eq!(lowered.is_match_text(t), kept.is_match_text(t), "{p} {t}");
+                assert_eq!(
+                    lowered.count_matches(t, 64),
+                    kept.count_matches(t, 64),
+                    "{p} {t}"
+                );
+                assert_eq!(
+                    lowered.count_in_text(t, 64),
+                    kept.count_in_text(t, 64),
+                    "{p} {t}"
+                );
+                assert_eq!(lowered.find_spans(t, 64), kept.find_spans(t, 64), "{p} {t}");
+                for w in t.split(|c: char| !c.is_alphanumeric() && c != '_') {
+                    let term = w.to_lowercase();
+                    assert_eq!(
+                        lowered.is_match_term(w.as_bytes()),
+                        kept.is_match_term(term.as_bytes()),
+                        "{p} {w}"
+                    );
+                }
+            }
+        }
+        assert!(lowering >= patterns.len() - 2, "{lowering}");
+        // A capital no class pairs with its lowercase keeps the automata as they are.
+        let hir = Hir::concat(vec![Hir::literal(*b"Q"), Hir::literal(*b"x")]);
+        assert!(drop_ascii_capitals(&hir).is_none());
+        let one_case = Hir::class(Class::Unicode(ClassUnicode::new([ClassUnicodeRange::new(
+            'A', 'C',
+        )])));
+        assert!(drop_ascii_capitals(&one_case).is_none());
     }
 
     /// The literal look before the DFA never turns a term away that the DFA matches: every
