@@ -198,9 +198,11 @@ pub struct CompiledRegex {
     /// normalized text never holds: [`drop_unnormalized`]; and without ASCII capitals when
     /// `lowers`).
     hir: Hir,
-    /// The pattern as parsed, when dropping those characters changed it: text that is not
-    /// NFKC is searched with it ([`CompiledRegex::find_spans`]).
+    /// The pattern as parsed, when dropping those characters changed it: text holding one
+    /// of them is searched with it ([`CompiledRegex::find_spans`]).
     full_hir: Option<Hir>,
+    /// The code points dropped from `hir` (ascending; empty when `full_hir` is `None`).
+    dropped: Vec<char>,
     limits: RegexLimits,
     /// The reverse lazy DFA that finds where a match starts; `None` when it cannot be built
     /// under the limits (matches are then not highlighted).
@@ -255,9 +257,9 @@ impl CompiledRegex {
         // Every haystack but a snippet's text is NFKC (terms lowercased too), where a
         // character such as U+017F or U+212A, which case folding adds to `s` and `k`, never
         // occurs; without them an ASCII pattern compiles to an ASCII automaton.
-        let (hir, full_hir) = match drop_unnormalized(&hir) {
-            Some(narrow) => (narrow, Some(hir)),
-            None => (hir, None),
+        let (hir, full_hir, dropped) = match drop_unnormalized(&hir) {
+            Some((narrow, dropped)) => (narrow, Some(hir), dropped),
+            None => (hir, None, Vec::new()),
         };
         // What the pattern can match is told by the pattern as parsed.
         let full = full_hir.as_ref().unwrap_or(&hir);
@@ -344,6 +346,7 @@ impl CompiledRegex {
             start,
             hir,
             full_hir,
+            dropped,
             limits: *limits,
             rev: OnceLock::new(),
             rev_cache: CacheSlot::default(),
@@ -455,18 +458,18 @@ impl CompiledRegex {
     /// `max`; for highlighting. Empty matches are skipped (they highlight nothing). Each match
     /// is found as regex-automata's DFA regexes find it: its end by a forward search, its
     /// start by an anchored reverse search from that end. `text` need not be normalized (a
-    /// snippet's is the stored text): where it may hold a character the dense DFA leaves out,
+    /// snippet's is the stored text): where it holds a character the dense DFA leaves out,
     /// lazy DFAs of the pattern as parsed search it.
     #[must_use]
     pub fn find_spans(&self, text: &str, max: usize) -> Vec<Range<usize>> {
         if max == 0 {
             return Vec::new();
         }
-        if self.full_hir.is_some()
+        if !self.dropped.is_empty()
             && !text.is_ascii()
-            && is_nfkc_quick(text.chars()) == IsNormalized::No
+            && text.chars().any(|c| self.dropped.binary_search(&c).is_ok())
         {
-            // A character the dense DFA leaves out may be here: the pattern as parsed.
+            // A character the dense DFA leaves out is here: the pattern as parsed.
             let Some((fwd, rev)) = self.full() else {
                 return Vec::new();
             };
@@ -795,31 +798,33 @@ const MAX_CLASS_SCAN: u32 = 256;
 /// `hir` without the code points that NFKC text never holds (Quick_Check NFKC = No, such as
 /// U+017F and U+212A, which case folding adds to `s` and `k`), taken out of each class of at
 /// most [`MAX_CLASS_SCAN`] non-ASCII code points when that leaves the class no more ranges;
-/// `None` when no class changes. On text without such code points (normalized text, and
-/// the lowercased terms of a vocabulary) both match the same.
-fn drop_unnormalized(hir: &Hir) -> Option<Hir> {
-    fn go(hir: &Hir, changed: &mut bool) -> Hir {
+/// `None` when no class changes; else the narrowed pattern and the code points taken out
+/// (ascending). On text without them (normalized text, the lowercased terms of a
+/// vocabulary, most other text) both match the same.
+fn drop_unnormalized(hir: &Hir) -> Option<(Hir, Vec<char>)> {
+    fn go(hir: &Hir, dropped: &mut Vec<char>) -> Hir {
         match hir.kind() {
-            HirKind::Class(Class::Unicode(c)) => match narrow_class(c) {
-                Some(n) => {
-                    *changed = true;
-                    Hir::class(Class::Unicode(n))
-                }
+            HirKind::Class(Class::Unicode(c)) => match narrow_class(c, dropped) {
+                Some(n) => Hir::class(Class::Unicode(n)),
                 None => hir.clone(),
             },
-            _ => with_children(hir, &mut |h| go(h, changed)),
+            _ => with_children(hir, &mut |h| go(h, dropped)),
         }
     }
-    let mut changed = false;
-    let out = go(hir, &mut changed);
-    changed.then_some(out)
+    let mut dropped = Vec::new();
+    let out = go(hir, &mut dropped);
+    dropped.sort_unstable();
+    dropped.dedup();
+    (!dropped.is_empty()).then_some((out, dropped))
 }
 
 fn unnormalized(c: char) -> bool {
     is_nfkc_quick(std::iter::once(c)) == IsNormalized::No
 }
 
-fn narrow_class(c: &ClassUnicode) -> Option<ClassUnicode> {
+/// `c` without the code points NFKC text never holds, which are added to `dropped`; `None`
+/// (and nothing added) when there are none or the class is too large to look at.
+fn narrow_class(c: &ClassUnicode, dropped: &mut Vec<char>) -> Option<ClassUnicode> {
     let wide: u32 = c
         .ranges()
         .iter()
@@ -830,12 +835,12 @@ fn narrow_class(c: &ClassUnicode) -> Option<ClassUnicode> {
         return None;
     }
     let mut ranges = Vec::new();
-    let mut dropped = false;
+    let mut out = Vec::new();
     for r in c.ranges() {
         let mut open: Option<(char, char)> = None;
         for ch in r.start()..=r.end() {
             if !ch.is_ascii() && unnormalized(ch) {
-                dropped = true;
+                out.push(ch);
                 ranges.extend(open.take().map(|(a, b)| ClassUnicodeRange::new(a, b)));
             } else {
                 open = Some(open.map_or((ch, ch), |(a, _)| (a, ch)));
@@ -844,7 +849,11 @@ fn narrow_class(c: &ClassUnicode) -> Option<ClassUnicode> {
         ranges.extend(open.map(|(a, b)| ClassUnicodeRange::new(a, b)));
     }
     let narrow = ClassUnicode::new(ranges);
-    (dropped && narrow.ranges().len() <= c.ranges().len()).then_some(narrow)
+    if out.is_empty() || narrow.ranges().len() > c.ranges().len() {
+        return None;
+    }
+    dropped.extend(out);
+    Some(narrow)
 }
 
 /// `hir` with `f` applied to each of its children (a repetition's, a capture's, a
@@ -1361,7 +1370,8 @@ mod tests {
     fn ascii_patterns_keep_ascii_classes() {
         let parse =
             |p: &str| syntax::parse_with(p, &syntax::Config::new().case_insensitive(true)).unwrap();
-        let narrow = drop_unnormalized(&parse("[a-z]+zqsfx")).unwrap();
+        let (narrow, dropped) = drop_unnormalized(&parse("[a-z]+zqsfx")).unwrap();
+        assert_eq!(dropped, ['\u{17f}', '\u{212a}']);
         let ascii = syntax::parse("[A-Za-z]+[Zz][Qq][Ss][Ff][Xx]").unwrap();
         assert_eq!(narrow, ascii);
         assert_eq!(drop_unnormalized(&parse("zqpfx[0-9]+")), None);
@@ -1406,6 +1416,8 @@ mod tests {
             "aXb aab ba",
             "lo\u{17F}s \u{17F}\u{17F} S\u{17F}x\u{212A}zqsfx",
             "12 \u{B5}s 3 \u{3BC}s \u{212B}\u{C5}\u{E5} \u{FB01}le",
+            // Not NFKC, but none of the characters a pattern's classes leave out.
+            "\u{FF21}b FOO\u{FF46} foo \u{FB01} zqpfx\u{FF41}b sss",
         ];
         for p in patterns {
             let dense = regex_automata::dfa::regex::Regex::builder()
