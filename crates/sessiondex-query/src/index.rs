@@ -163,17 +163,73 @@ pub struct TermList {
     suffixes: OnceLock<Suffixes>,
     /// Whether an [`TermList::ending_with`] of three bytes or more searched already.
     searched_ending: std::sync::atomic::AtomicBool,
+    /// The terms by the three-byte runs they hold, found by the second
+    /// [`TermList::holding`] of a needle of three bytes or more (as `suffixes`).
+    grams: OnceLock<Buckets>,
+    /// Whether a [`TermList::holding`] of three bytes or more searched already.
+    searched_holding: std::sync::atomic::AtomicBool,
 }
 
-/// The positions of the terms of three bytes or more, grouped by a hash of their last three
-/// bytes into [`SUFFIX_BUCKETS`] lists (each ascending): the terms that can end with a
-/// needle of three bytes or more are those of its bucket.
+/// Term positions grouped into [`SUFFIX_BUCKETS`] lists (each ascending, a term at most once
+/// in a list) by a hash of three bytes ([`suffix_bucket`]).
 #[derive(Debug, Default)]
-struct Suffixes {
+struct Buckets {
     /// Where each bucket's positions start in `terms`, and the end.
     starts: Vec<u32>,
     terms: Vec<u32>,
 }
+
+impl Buckets {
+    /// The buckets of `list`'s terms, each term in the buckets `of` passes on for it (one
+    /// bucket may come more than once): a counting sort of the positions by bucket.
+    fn of(list: &TermList, of: impl Fn(&[u8], &mut dyn FnMut(usize))) -> Buckets {
+        // The last term put in each bucket, plus one (0: none), so a term goes in once.
+        let mut last = vec![0u32; SUFFIX_BUCKETS];
+        let mut each = |f: &mut dyn FnMut(usize, usize)| {
+            last.fill(0);
+            for k in 0..list.len() {
+                let Some((t, _, _)) = list.get(k) else {
+                    continue;
+                };
+                // At most 2^32 terms: the list's ends are u32.
+                #[allow(clippy::cast_possible_truncation)]
+                let mark = k as u32 + 1;
+                of(t, &mut |b| {
+                    if last[b] != mark {
+                        last[b] = mark;
+                        f(b, k);
+                    }
+                });
+            }
+        };
+        let mut starts = vec![0u32; SUFFIX_BUCKETS + 1];
+        each(&mut |b, _| starts[b + 1] += 1);
+        for b in 0..SUFFIX_BUCKETS {
+            starts[b + 1] += starts[b];
+        }
+        let mut at = starts.clone();
+        let mut terms = vec![0u32; starts[SUFFIX_BUCKETS] as usize];
+        each(&mut |b, k| {
+            #[allow(clippy::cast_possible_truncation)]
+            {
+                terms[at[b] as usize] = k as u32;
+            }
+            at[b] += 1;
+        });
+        Buckets { starts, terms }
+    }
+
+    /// The positions of bucket `b`.
+    fn get(&self, b: usize) -> &[u32] {
+        let (s, e) = (self.starts[b] as usize, self.starts[b + 1] as usize);
+        self.terms.get(s..e).unwrap_or_default()
+    }
+}
+
+/// The positions of the terms of three bytes or more, grouped by a hash of their last three
+/// bytes: the terms that can end with a needle of three bytes or more are those of its
+/// bucket.
+type Suffixes = Buckets;
 
 const SUFFIX_BUCKETS: usize = 1 << 16;
 
@@ -218,13 +274,31 @@ impl TermList {
 
     /// Positions (ascending, each once) of the terms holding one of `needles`: one search
     /// over all terms' bytes per needle instead of one per term. An empty needle is in every
-    /// term.
+    /// term. From the second call on, a needle of three bytes or more is looked for only in
+    /// the terms holding its rarest run of three bytes (see [`TermList::grams`]).
     #[must_use]
     pub fn holding(&self, needles: &[memchr::memmem::Finder<'_>]) -> Vec<usize> {
+        use std::sync::atomic::Ordering;
         let mut out = Vec::new();
         for f in needles {
-            if f.needle().is_empty() {
+            let n = f.needle();
+            if n.is_empty() {
                 return (0..self.len()).collect();
+            }
+            if n.len() >= 3 && self.searched_holding.swap(true, Ordering::Relaxed) {
+                let grams = self.grams();
+                let fewest = n
+                    .windows(3)
+                    .map(|w| grams.get(suffix_bucket(w)))
+                    .min_by_key(|b| b.len())
+                    .unwrap_or_default();
+                out.extend(
+                    fewest
+                        .iter()
+                        .map(|&k| k as usize)
+                        .filter(|&k| self.get(k).is_some_and(|(t, _, _)| f.find(t).is_some())),
+                );
+                continue;
             }
             self.each_match(f, |k, _| out.push(k));
         }
@@ -262,10 +336,9 @@ impl TermList {
             return (0..self.len()).collect();
         }
         if n.len() >= 3 && self.searched_ending.swap(true, Ordering::Relaxed) {
-            let sx = self.suffixes();
-            let b = suffix_bucket(n);
-            let (s, e) = (sx.starts[b] as usize, sx.starts[b + 1] as usize);
-            return sx.terms[s..e]
+            return self
+                .suffixes()
+                .get(suffix_bucket(n))
                 .iter()
                 .map(|&k| k as usize)
                 .filter(|&k| self.get(k).is_some_and(|(t, _, _)| t.ends_with(n)))
@@ -288,37 +361,24 @@ impl TermList {
             .get_or_init(|| self.holding(&[memchr::memmem::Finder::new("\u{307}")]))
     }
 
-    /// [`Suffixes`], built by a counting sort of the terms' positions by bucket.
+    /// [`Suffixes`]: each term of three bytes or more in the bucket of its last three.
     fn suffixes(&self) -> &Suffixes {
         self.suffixes.get_or_init(|| {
-            let bucket_of = |k: usize| {
-                self.get(k)
-                    .map(|(t, _, _)| t)
-                    .filter(|t| t.len() >= 3)
-                    .map(suffix_bucket)
-            };
-            let mut starts = vec![0u32; SUFFIX_BUCKETS + 1];
-            for k in 0..self.len() {
-                if let Some(b) = bucket_of(k) {
-                    starts[b + 1] += 1;
+            Buckets::of(self, |t, put| {
+                if t.len() >= 3 {
+                    put(suffix_bucket(&t[t.len() - 3..]));
                 }
-            }
-            for b in 0..SUFFIX_BUCKETS {
-                starts[b + 1] += starts[b];
-            }
-            let mut at = starts.clone();
-            let mut terms = vec![0u32; starts[SUFFIX_BUCKETS] as usize];
-            for k in 0..self.len() {
-                if let Some(b) = bucket_of(k) {
-                    // At most 2^32 terms: the list's ends are u32.
-                    #[allow(clippy::cast_possible_truncation)]
-                    {
-                        terms[at[b] as usize] = k as u32;
-                    }
-                    at[b] += 1;
-                }
-            }
-            Suffixes { starts, terms }
+            })
+        })
+    }
+
+    /// Each term in the bucket of every run of three bytes it holds: a term holding a
+    /// needle of three bytes or more is in the bucket of each of the needle's runs.
+    fn grams(&self) -> &Buckets {
+        self.grams.get_or_init(|| {
+            Buckets::of(self, |t, put| {
+                t.windows(3).for_each(|w| put(suffix_bucket(w)))
+            })
         })
     }
 
