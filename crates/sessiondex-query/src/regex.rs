@@ -515,7 +515,7 @@ impl CompiledRegex {
     #[must_use]
     pub fn count_in_text(&self, text: &str, max: usize) -> usize {
         let text = self.lowered(text);
-        if self.nonempty {
+        if self.nonempty && max > 0 {
             self.count_nonempty(&text, max)
         } else if self.run(text.as_bytes()) {
             self.find_spans(&text, max).len().max(1)
@@ -1446,6 +1446,12 @@ mod tests {
                         want.len().min(max),
                         "{p:?} in {n:?}"
                     );
+                    let counted = if dense.is_match(&*n) {
+                        want.len().min(max).max(1)
+                    } else {
+                        0
+                    };
+                    assert_eq!(r.count_in_text(&n, max), counted, "{p:?} in {n:?}");
                 }
             }
         }
