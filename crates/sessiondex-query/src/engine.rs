@@ -11,7 +11,7 @@
 //! add their totals to the BM25 statistics, so the page equals a scan of every session
 //! (`prefilter_tests`).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -957,7 +957,7 @@ fn regex_sessions(
     let mut found = Vec::new();
     let flags = index.session_flags();
     let mut hot = RegexHot {
-        terms: HashMap::new(),
+        terms: rustc_hash::FxHashMap::default(),
         dotted: vec![false; cat.len()],
     };
     let list = index.term_list()?;
@@ -1020,7 +1020,7 @@ fn regex_sessions(
 /// holds a term with U+0307 (such a session's entries are all searched).
 #[derive(Debug)]
 struct RegexHot {
-    terms: HashMap<u32, Vec<u32>>,
+    terms: rustc_hash::FxHashMap<u32, Vec<u32>>,
     dotted: Vec<bool>,
 }
 
@@ -1864,7 +1864,7 @@ impl Search<'_> {
 #[derive(Debug, Default)]
 struct ColdTerms {
     names: Vec<String>,
-    ids: HashMap<String, u32>,
+    ids: rustc_hash::FxHashMap<String, u32>,
     /// In the order noted until [`ColdTerms::seal`], then by session (stable).
     notes: Vec<(u32, u32, u32)>,
     /// The notes are in session order already ([`ColdTerms::merge_sorted`]).
