@@ -41,6 +41,18 @@ fuzz_target!(|input: Input<'_>| {
             "span {s:?} is not on a char boundary"
         );
     }
+    // A text's count is 0 exactly when nothing matches.
+    assert_eq!(re.count_in_text(input.text, 8) > 0, matched, "count_in_text");
+    // Matching ignores case: the text with its ASCII letters lowered (every byte where it
+    // was) matches alike, at the same spans.
+    let lowered = input.text.to_ascii_lowercase();
+    assert_eq!(re.is_match_text(&lowered), matched, "lowered text");
+    assert_eq!(re.find_spans(&lowered, 8), spans, "lowered spans");
+    assert_eq!(
+        re.count_matches(&lowered, 8),
+        re.count_matches(input.text, 8),
+        "lowered count"
+    );
 
     let mut terms: Vec<&str> = input.terms.iter().copied().take(64).collect();
     terms.sort_unstable();

@@ -405,10 +405,36 @@ impl CompiledRegex {
     }
 
     /// Whether the pattern matches anywhere in `text`: one pass, one lookup per byte,
-    /// stopping at the first match. Pass normalized text (NFKC; case does not matter).
+    /// stopping at the first match. Case does not matter; normalized text (NFKC) is the
+    /// engine's, and other text holding a character the dense DFA leaves out is searched
+    /// with the pattern as parsed.
     #[must_use]
     pub fn is_match_text(&self, text: &str) -> bool {
-        self.run(self.lowered(text).as_bytes())
+        if self.holds_dropped(text) {
+            if let Some((fwd, _)) = self.full() {
+                let mut cache = fwd.create_cache();
+                let input = Input::new(text).earliest(true);
+                return matches!(fwd.try_search_fwd(&mut cache, &input), Ok(Some(_)));
+            }
+        }
+        self.run(text.as_bytes())
+    }
+
+    /// Whether `text` holds a character the dense DFA leaves out ([`drop_unnormalized`]);
+    /// normalized text never does.
+    fn holds_dropped(&self, text: &str) -> bool {
+        if self.dropped.is_empty() || text.is_ascii() {
+            return false;
+        }
+        if self.dropped.len() <= MAX_DROPPED_SEARCHES {
+            // A vector search for each (U+017F and U+212A, most often).
+            self.dropped.iter().any(|c| {
+                memchr::memmem::find(text.as_bytes(), c.encode_utf8(&mut [0; 4]).as_bytes())
+                    .is_some()
+            })
+        } else {
+            text.chars().any(|c| self.dropped.binary_search(&c).is_ok())
+        }
     }
 
     /// `text` as the dense DFA and `rev` search it: its ASCII letters lowered when they have
@@ -423,25 +449,27 @@ impl CompiledRegex {
 
     /// Whether the pattern matches anywhere in the vocabulary term `term`, `^`/`$` anchoring
     /// at the term's start/end. The same pass as [`CompiledRegex::is_match_text`], after a
-    /// look for the literals every match holds (most terms of a vocabulary hold none). The
-    /// literals are lowercase, as are a vocabulary's terms: a term with an ASCII capital is
-    /// lowered first.
+    /// look for the literals every match holds (most terms of a vocabulary hold none; the
+    /// literals are lowercase, so the look is skipped for a term with an ASCII capital, which
+    /// no vocabulary holds).
     #[must_use]
     pub fn is_match_term(&self, term: &[u8]) -> bool {
-        if term.iter().any(u8::is_ascii_uppercase) {
-            return self.is_match_term(&term.to_ascii_lowercase());
-        }
-        if !self.required.is_empty() && !self.required.iter().any(|f| f.find(term).is_some()) {
+        if !self.required.is_empty()
+            && !self.required.iter().any(|f| f.find(term).is_some())
+            && !term.iter().any(u8::is_ascii_uppercase)
+        {
             return false;
         }
         self.run(term)
     }
 
+    /// One pass of the dense DFA over `hay`, its ASCII letters lowered on the way (the DFA
+    /// may have no capitals), stopping at the first match.
     fn run(&self, hay: &[u8]) -> bool {
         let dfa = &self.fwd;
         let mut s = self.start;
         for &b in hay {
-            s = dfa.next_state(s, b);
+            s = dfa.next_state(s, b.to_ascii_lowercase());
             if dfa.is_special_state(s) {
                 if dfa.is_match_state(s) {
                     return true;
@@ -465,10 +493,7 @@ impl CompiledRegex {
         if max == 0 {
             return Vec::new();
         }
-        if !self.dropped.is_empty()
-            && !text.is_ascii()
-            && text.chars().any(|c| self.dropped.binary_search(&c).is_ok())
-        {
+        if self.holds_dropped(text) {
             // A character the dense DFA leaves out is here: the pattern as parsed.
             let Some((fwd, rev)) = self.full() else {
                 return Vec::new();
@@ -503,7 +528,7 @@ impl CompiledRegex {
     /// the forward DFA counts them alone: no reverse search for their starts.
     #[must_use]
     pub fn count_matches(&self, text: &str, max: usize) -> usize {
-        if !self.nonempty {
+        if !self.nonempty || self.holds_dropped(text) {
             return self.find_spans(text, max).len();
         }
         self.count_nonempty(&self.lowered(text), max)
@@ -514,6 +539,13 @@ impl CompiledRegex {
     /// may be empty, which highlights nothing). One pass over a text that holds no match.
     #[must_use]
     pub fn count_in_text(&self, text: &str, max: usize) -> usize {
+        if self.holds_dropped(text) {
+            return if self.is_match_text(text) {
+                self.find_spans(text, max).len().max(1)
+            } else {
+                0
+            };
+        }
         let text = self.lowered(text);
         if self.nonempty && max > 0 {
             self.count_nonempty(&text, max)
@@ -706,7 +738,8 @@ impl fst::Automaton for TermAutomaton<'_> {
         if s.matched {
             return *s;
         }
-        let id = self.dfa.next_state(s.id, byte);
+        // As `CompiledRegex::run`: the DFA may have no capitals.
+        let id = self.dfa.next_state(s.id, byte.to_ascii_lowercase());
         TermState {
             id,
             matched: self.dfa.is_match_state(id),
@@ -791,6 +824,10 @@ fn match_spans(
     }
     out
 }
+
+/// Characters left out of the dense DFA up to which [`CompiledRegex::holds_dropped`] looks
+/// for each with a vector search rather than decoding the text.
+const MAX_DROPPED_SEARCHES: usize = 4;
 
 /// Most non-ASCII code points a class may hold for [`drop_unnormalized`] to look at each.
 const MAX_CLASS_SCAN: u32 = 256;
@@ -1171,11 +1208,32 @@ mod tests {
                     "{p} {t}"
                 );
                 assert_eq!(lowered.find_spans(t, 64), kept.find_spans(t, 64), "{p} {t}");
-                for w in t.split(|c: char| !c.is_alphanumeric() && c != '_') {
+                let mut words: Vec<&str> = t
+                    .split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .collect();
+                for w in &words {
                     let term = w.to_lowercase();
                     assert_eq!(
                         lowered.is_match_term(w.as_bytes()),
                         kept.is_match_term(term.as_bytes()),
+                        "{p} {w}"
+                    );
+                }
+                // Terms with capitals (no vocabulary holds one) still answer alike in a
+                // scan, a walk of an FST and one by one.
+                words.sort_unstable();
+                words.dedup();
+                let set = fst::Set::from_iter(words.iter()).unwrap();
+                let scanned = lowered.matching_terms_in_list(
+                    words.iter().copied(),
+                    usize::MAX,
+                    &mut HaystackBudget::unlimited(),
+                );
+                assert_eq!(lowered.matching_terms(&set, usize::MAX), scanned, "{p} {t}");
+                for w in &words {
+                    assert_eq!(
+                        lowered.is_match_term(w.as_bytes()),
+                        scanned.iter().any(|x| x == w),
                         "{p} {w}"
                     );
                 }
@@ -1415,6 +1473,8 @@ mod tests {
             "1.5 22. 3",
             "aXb aab ba",
             "lo\u{17F}s \u{17F}\u{17F} S\u{17F}x\u{212A}zqsfx",
+            "\u{17F}j",
+            "ab\u{212A} \u{17F}",
             "12 \u{B5}s 3 \u{3BC}s \u{212B}\u{C5}\u{E5} \u{FB01}le",
             // Not NFKC, but none of the characters a pattern's classes leave out.
             "\u{FF21}b FOO\u{FF46} foo \u{FB01} zqpfx\u{FF41}b sss",
@@ -1436,6 +1496,13 @@ mod tests {
                 // Any text for spans, as a snippet's; normalized text for counts, as the
                 // engine's.
                 assert_eq!(r.find_spans(t, 100), find(t), "{p:?} in {t:?}");
+                // Any text for matches and counts too (one holding U+017F or U+212A is
+                // searched with the pattern as parsed).
+                assert_eq!(r.is_match_text(t), dense.is_match(t), "{p:?} in {t:?}");
+                let raw = find(t).len();
+                assert_eq!(r.count_matches(t, 100), raw, "{p:?} in {t:?}");
+                let counted = if dense.is_match(t) { raw.max(1) } else { 0 };
+                assert_eq!(r.count_in_text(t, 100), counted, "{p:?} in {t:?}");
                 let n = nfkc(t);
                 let want = find(&n);
                 assert_eq!(r.find_spans(&n, 100), want, "{p:?} in {n:?}");
