@@ -11,7 +11,7 @@
 //! add their totals to the BM25 statistics, so the page equals a scan of every session
 //! (`prefilter_tests`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde_json::json;
@@ -957,7 +957,7 @@ fn regex_sessions(
     let mut found = Vec::new();
     let flags = index.session_flags();
     let mut hot = RegexHot {
-        terms: rustc_hash::FxHashMap::default(),
+        terms: HashMap::new(),
         dotted: vec![false; cat.len()],
     };
     let list = index.term_list()?;
@@ -1020,7 +1020,7 @@ fn regex_sessions(
 /// holds a term with U+0307 (such a session's entries are all searched).
 #[derive(Debug)]
 struct RegexHot {
-    terms: rustc_hash::FxHashMap<u32, Vec<u32>>,
+    terms: HashMap<u32, Vec<u32>>,
     dotted: Vec<bool>,
 }
 
@@ -1035,24 +1035,28 @@ fn regex_entries<'t>(
     shard: &HotShard<Bytes>,
     terms: impl Iterator<Item = (&'t str, u32)>,
 ) -> Result<Vec<(u32, u32)>, Error> {
-    let mut cand = Vec::new();
+    let mut posted = Vec::new();
     for (t, n) in terms {
-        cand.extend(
-            shard
-                .postings(t)
-                .map_err(ce)?
-                .map(|p| (p.entry, p.tf.saturating_mul(n))),
-        );
-    }
-    cand.sort_unstable_by_key(|&(i, _)| i);
-    cand.dedup_by(|b, a| {
-        let same = a.0 == b.0;
-        if same {
-            a.1 = a.1.saturating_add(b.1);
+        for p in shard.postings(t).map_err(ce)? {
+            posted.push((p.entry, p.tf.saturating_mul(n)));
         }
-        same
-    });
-    Ok(cand)
+    }
+    // The entries sorted alone, then each posting's count added to its entry's (one sort of
+    // `u32`s, as elsewhere: the browser build keeps one copy of it).
+    let mut entries: Vec<u32> = posted.iter().map(|&(i, _)| i).collect();
+    entries.sort_unstable();
+    entries.dedup();
+    let mut counts = vec![0u32; entries.len()];
+    for (i, n) in posted {
+        if let Some(c) = entries
+            .binary_search(&i)
+            .ok()
+            .and_then(|k| counts.get_mut(k))
+        {
+            *c = c.saturating_add(n);
+        }
+    }
+    Ok(entries.into_iter().zip(counts).collect())
 }
 
 /// Matching terms past which a regex is not narrowed.
@@ -1864,7 +1868,7 @@ impl Search<'_> {
 #[derive(Debug, Default)]
 struct ColdTerms {
     names: Vec<String>,
-    ids: rustc_hash::FxHashMap<String, u32>,
+    ids: HashMap<String, u32>,
     /// In the order noted until [`ColdTerms::seal`], then by session (stable).
     notes: Vec<(u32, u32, u32)>,
     /// The notes are in session order already ([`ColdTerms::merge_sorted`]).

@@ -850,8 +850,6 @@ fn drop_unnormalized(hir: &Hir) -> Option<(Hir, Vec<char>)> {
     }
     let mut dropped = Vec::new();
     let out = go(hir, &mut dropped);
-    dropped.sort_unstable();
-    dropped.dedup();
     (!dropped.is_empty()).then_some((out, dropped))
 }
 
@@ -889,7 +887,12 @@ fn narrow_class(c: &ClassUnicode, dropped: &mut Vec<char>) -> Option<ClassUnicod
     if out.is_empty() || narrow.ranges().len() > c.ranges().len() {
         return None;
     }
-    dropped.extend(out);
+    // Kept ascending and each once by inserting (no sort of its own in the browser build).
+    for ch in out {
+        if let Err(at) = dropped.binary_search(&ch) {
+            dropped.insert(at, ch);
+        }
+    }
     Some(narrow)
 }
 
