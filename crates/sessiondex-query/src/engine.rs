@@ -3213,7 +3213,7 @@ mod prefilter_tests {
 
     use super::{json_len, recall, QueryContext, MAX_PAGE_CHARS};
     use crate::memory::{MemoryConfig, MemoryIndex};
-    use crate::request::{QueryMatch, QueryMode, RecallRequest, Scope};
+    use crate::request::{FieldGroup, QueryMatch, QueryMode, RecallRequest, Scope};
 
     thread_local! {
         pub(super) static EXHAUSTIVE: Cell<bool> = const { Cell::new(false) };
@@ -4242,6 +4242,96 @@ mod prefilter_tests {
             ];
             answers_as_a_scan(&texts, mode, cases);
         }
+    }
+
+    /// A narrowed regex's entry counts taken from postings (ASCII whole texts) give the
+    /// pages of a scan of every stored text: words repeated in one entry and in one term,
+    /// capitals, thinking parts, an entry past the span cap, cut entries with matches past
+    /// the cut and non-ASCII ones (these scanned), with and without field groups.
+    #[test]
+    fn regex_counts_from_postings_equal_a_scan() {
+        let words = [
+            "zqab", "ZQAB", "zqabzqab", "Zq1", "zq_2", "xzqab", "abc", "zqabZQAB", "q", "zqé",
+            "Ézq", "ab_zq", "zz", "qq",
+        ];
+        let mut seed = 11u64;
+        let mut next = |m: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        };
+        let mut lines = vec![
+            r#"{"type":"session","version":3,"id":"rc","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#
+                .to_owned(),
+        ];
+        let mut parent = "null".to_owned();
+        for i in 0..40 {
+            let n = 1 + next(12);
+            let mut text = Vec::new();
+            for _ in 0..n {
+                text.push(words[next(words.len())]);
+            }
+            let sep = [" ", ", ", "-", " ("][next(4)];
+            let text = match i {
+                // 66 matches of `z` in a whole entry: the scan counts 64.
+                7 => vec!["zz"; 33].join(" "),
+                // Matches only past the cut at 120 characters, and on both sides of it.
+                9 => format!("{} zqab zqab", "abc ".repeat(40)),
+                11 => format!("zqab {} zqab", "abc ".repeat(40)),
+                _ => text.join(sep),
+            };
+            let thought = words[next(words.len())];
+            let line = if i % 3 == 0 {
+                format!(
+                    r#"{{"type":"message","id":"m{i}","parentId":{parent},"timestamp":"2026-01-01T00:00:01Z","message":{{"role":"assistant","content":[{{"type":"thinking","thinking":"{thought} {thought}"}},{{"type":"text","text":"{text}"}}]}}}}"#
+                )
+            } else {
+                format!(
+                    r#"{{"type":"message","id":"m{i}","parentId":{parent},"timestamp":"2026-01-01T00:00:01Z","message":{{"role":"user","content":"{text}"}}}}"#
+                )
+            };
+            lines.push(line);
+            parent = format!("\"m{i}\"");
+        }
+        let mut m = MemoryIndex::new(MemoryConfig {
+            max_entry_chars: 120,
+            index_thinking: true,
+            ..MemoryConfig::default()
+        });
+        m.add_file("rc.jsonl", (lines.join("\n") + "\n").as_bytes())
+            .unwrap();
+        let opts = m.engine_options();
+        let index = m.index(Branches::Active).unwrap();
+        let mut hits = 0;
+        for q in [
+            "zq[a-z]+",
+            "zq.",
+            "ab",
+            "z",
+            "zqab",
+            "(?-i)ZQ",
+            "q",
+            "[a-z]+zq[a-z_0-9]*",
+        ] {
+            for groups in [
+                None,
+                Some(vec![FieldGroup::Text]),
+                Some(vec![FieldGroup::Thinking]),
+            ] {
+                let req = RecallRequest {
+                    query: Some(q.into()),
+                    query_mode: Some(QueryMode::Regex),
+                    scope: Some(Scope::Global),
+                    page_size: Some(100),
+                    in_groups: groups.clone(),
+                    ..RecallRequest::default()
+                };
+                let page = same_page(index, &opts, &req, &format!("{q} {groups:?}"));
+                hits += page.hits.len();
+            }
+        }
+        assert!(hits > 300, "{hits}");
     }
 
     /// `İ` lowers to `i` and U+0307, so a regex over the text can match where no term of the
