@@ -24,9 +24,12 @@ pub fn nfkc(text: &str) -> Cow<'_, str> {
     if text.is_ascii() {
         return Cow::Borrowed(text);
     }
+    // An island of starters that are NFKC each (a table lookup per character) is NFKC;
+    // otherwise the quick check answers.
     if non_ascii_islands(text).all(|r| {
-        text.get(r)
-            .is_some_and(|t| is_nfkc_quick(t.chars()) == IsNormalized::Yes)
+        text.get(r).is_some_and(|t| {
+            t.chars().all(is_stable) || is_nfkc_quick(t.chars()) == IsNormalized::Yes
+        })
     }) {
         return Cow::Borrowed(text);
     }
@@ -125,6 +128,9 @@ pub fn term_char_at(s: &str, i: usize) -> Option<(bool, usize)> {
 pub const TERM: u8 = 2;
 /// [`char_class`] bit: a non-ASCII term character that keeps a token non-ASCII ([`is_sealed`]).
 pub const SEALED: u8 = 4;
+/// A kept bit besides [`char_class`]'s: a starter (canonical combining class 0) whose NFKC
+/// quick check is `Yes` ([`is_stable`]).
+const STABLE: u8 = 8;
 
 /// What [`char_class`] found for each character of the BMP: 0 not yet asked, else 1 and
 /// its bits.
@@ -136,10 +142,26 @@ static BMP_CLASS: [std::sync::atomic::AtomicU8; 0x1_0000] =
 #[must_use]
 #[inline]
 pub fn char_class(c: char) -> u8 {
+    kept_class(c) & (TERM | SEALED)
+}
+
+/// Whether `c` is a starter (canonical combining class 0) whose NFKC quick check is `Yes`:
+/// text of such characters only is NFKC (each is, and none reorders or composes with
+/// another). Kept for the BMP as [`char_class`].
+#[must_use]
+#[inline]
+pub fn is_stable(c: char) -> bool {
+    c.is_ascii() || kept_class(c) & STABLE != 0
+}
+
+/// Every bit of `c` ([`TERM`], [`SEALED`], [`STABLE`]), from the BMP's table when asked
+/// before.
+#[inline]
+fn kept_class(c: char) -> u8 {
     use std::sync::atomic::Ordering::Relaxed;
     let slot = BMP_CLASS.get(c as usize);
     if let Some(k) = slot.map(|s| s.load(Relaxed)).filter(|&k| k != 0) {
-        return k & (TERM | SEALED);
+        return k & (TERM | SEALED | STABLE);
     }
     let k = class_of(c);
     if let Some(s) = slot {
@@ -152,7 +174,14 @@ pub fn char_class(c: char) -> u8 {
 fn class_of(c: char) -> u8 {
     let term = if is_term_char(c) { TERM } else { 0 };
     let sealed = if is_sealed(c) { SEALED } else { 0 };
-    term | sealed
+    let stable = if unicode_normalization::char::canonical_combining_class(c) == 0
+        && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
+    {
+        STABLE
+    } else {
+        0
+    };
+    term | sealed | stable
 }
 
 /// Whether `c` is *sealed*: a non-ASCII term character, a starter (canonical combining
@@ -400,6 +429,9 @@ mod tests {
                 if is_term_char(c) { TERM } else { 0 } | if is_sealed(c) { SEALED } else { 0 };
             assert_eq!(char_class(c), want, "{c:?}");
             assert_eq!(char_class(c), want, "{c:?} kept");
+            let stable = unicode_normalization::char::canonical_combining_class(c) == 0
+                && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes;
+            assert_eq!(is_stable(c), stable, "{c:?}");
             if want & SEALED != 0 {
                 sealed.push(c);
             }
