@@ -1027,14 +1027,14 @@ struct RegexHot {
 /// Inside a hot shard, the entries (ascending) that can hold a match of a regex that never
 /// crosses a token boundary (the rule of [`regex_sessions`] applied to the shard's postings): those
 /// posting one of `terms`, the matching terms of its session's vocabulary, each given with the
-/// matches the regex finds in it. With each entry, the sum over its terms of the term's
+/// matches the regex finds in it. Beside them, each entry's sum over its terms of the term's
 /// frequency times its matches: the matches in the entry's stored text when
 /// [`CompiledRegex::counts_by_terms`] holds and the text is ASCII and whole (see
 /// [`Search::search_shard`]).
 fn regex_entries<'t>(
     shard: &HotShard<Bytes>,
     terms: impl Iterator<Item = (&'t str, u32)>,
-) -> Result<Vec<(u32, u32)>, Error> {
+) -> Result<(Vec<u32>, Vec<u32>), Error> {
     let mut posted = Vec::new();
     for (t, n) in terms {
         for p in shard.postings(t).map_err(ce)? {
@@ -1056,7 +1056,7 @@ fn regex_entries<'t>(
             *c = c.saturating_add(n);
         }
     }
-    Ok(entries.into_iter().zip(counts).collect())
+    Ok((entries, counts))
 }
 
 /// Matching terms past which a regex is not narrowed.
@@ -1793,10 +1793,11 @@ impl Search<'_> {
                     }
                     _ => None,
                 };
-                let cand: Option<Vec<u32>> = narrowed
-                    .as_ref()
-                    .map(|c| c.iter().map(|&(i, _)| i).collect());
-                let mut by_terms = narrowed.as_deref().unwrap_or_default();
+                let (cand, counts) = narrowed.unzip();
+                let (mut cand_left, mut counts_left) = (
+                    cand.as_deref().unwrap_or_default(),
+                    counts.as_deref().unwrap_or_default(),
+                );
                 let mut found = Vec::new();
                 for i in kept_entries(&mut self.coverage, shard, &mask, cand.as_deref())? {
                     if self.regex_stopped {
@@ -1804,11 +1805,13 @@ impl Search<'_> {
                     }
                     let e = shard.entry(i).ok_or_else(corrupt)?;
                     let p = crate::fields::Parts::of(&e).map_err(ce)?;
-                    // The matches the postings count, when they are the stored text's.
-                    let skip = by_terms.partition_point(|&(k, _)| (k as usize) < i);
-                    by_terms = by_terms.get(skip..).unwrap_or_default();
-                    let n = match by_terms.first() {
-                        Some(&(k, n)) if k as usize == i => n,
+                    // The matches the postings count, when they are the stored text's (the kept
+                    // entries are ascending, among the candidates).
+                    let skip = cand_left.partition_point(|&k| (k as usize) < i);
+                    cand_left = cand_left.get(skip..).unwrap_or_default();
+                    counts_left = counts_left.get(skip..).unwrap_or_default();
+                    let n = match (cand_left.first(), counts_left.first()) {
+                        (Some(&k), Some(&n)) if k as usize == i => n,
                         _ => 0,
                     };
                     let thinking = p.thinking.unwrap_or_default();

@@ -366,7 +366,7 @@ impl TermList {
         self.suffixes.get_or_init(|| {
             Buckets::of(self, |t, put| {
                 if t.len() >= 3 {
-                    put(suffix_bucket(&t[t.len() - 3..]));
+                    put(suffix_bucket(t));
                 }
             })
         })

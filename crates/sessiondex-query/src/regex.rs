@@ -437,8 +437,8 @@ impl CompiledRegex {
         }
     }
 
-    /// `text` as the dense DFA and `rev` search it: its ASCII letters lowered when they have
-    /// no capitals.
+    /// `text` as the dense DFA and `rev` search it: its ASCII letters lowered when the
+    /// automata have no capitals (`lowers`).
     fn lowered<'t>(&self, text: &'t str) -> Cow<'t, str> {
         if self.lowers {
             ascii_lowered(text)
