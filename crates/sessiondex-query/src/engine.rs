@@ -985,16 +985,14 @@ fn regex_sessions(
                 // cost memory; every session is searched as without the catalog.
                 return Ok(None);
             }
-            found.push((
-                end - last_end,
-                String::from_utf8_lossy(term).into_owned(),
-                ord,
-            ));
+            found.push((end - last_end, term_string(term), ord));
             last_end = end;
         }
         let dotted = list.dotted().binary_search(&k).is_ok();
         if matched || dotted {
-            for i in cat.sessions_at(ord).map_err(ce)? {
+            #[allow(clippy::cast_possible_truncation)]
+            let pos = found.len().wrapping_sub(1) as u32;
+            cat.each_session_at(ord, |i| {
                 if let Some(m) = out.get_mut(i as usize) {
                     *m = true;
                 }
@@ -1004,15 +1002,23 @@ fn regex_sessions(
                     }
                 }
                 if matched && flags.get(i as usize).is_some_and(|f| f & COLD == 0) {
-                    #[allow(clippy::cast_possible_truncation)]
-                    let k = (found.len() - 1) as u32;
-                    hot.terms.entry(i).or_default().push(k);
+                    hot.terms.entry(i).or_default().push(pos);
                 }
-            }
+            })
+            .map_err(ce)?;
         }
     }
     let total = list.get(list.len().wrapping_sub(1)).map_or(0, |t| t.2);
     Ok(Some((out, (found, total - last_end), hot)))
+}
+
+/// A term of the merged vocabulary as a string. Terms are UTF-8, so the plain check (much
+/// cheaper than the lossy copy's scan by chunks) is all it takes but on damage.
+fn term_string(term: &[u8]) -> String {
+    std::str::from_utf8(term).map_or_else(
+        |_| String::from_utf8_lossy(term).into_owned(),
+        str::to_owned,
+    )
 }
 
 /// For a regex narrowed through the catalog: per hot session (catalog position), the
@@ -2137,9 +2143,8 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                     break;
                 }
                 let name = out.name_distinct(term);
-                for sess in cat.sessions_at(ord).map_err(ce)? {
-                    out.note(sess, 0, name);
-                }
+                cat.each_session_at(ord, |sess| out.note(sess, 0, name))
+                    .map_err(ce)?;
             }
             if !stopped && trailing > 0 && !s.budget.charge(trailing) {
                 s.coverage.add_reason(reason::REGEX_HAYSTACK_BUDGET);
@@ -2152,10 +2157,9 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                     break;
                 }
                 if re.is_match_term(term) {
-                    let name = out.name_distinct(String::from_utf8_lossy(term).into_owned());
-                    for sess in cat.sessions_at(ord).map_err(ce)? {
-                        out.note(sess, 0, name);
-                    }
+                    let name = out.name_distinct(term_string(term));
+                    cat.each_session_at(ord, |sess| out.note(sess, 0, name))
+                        .map_err(ce)?;
                 }
             }
         }
