@@ -71,5 +71,18 @@ fuzz_target!(|input: Input<'_>| {
     for t in &terms {
         assert_eq!(re.is_match_term(t.as_bytes()), scanned.contains(t));
     }
+    // A vocabulary term (a canonical token) the pattern matches holds one of its required
+    // literals, the catalog's narrowing looks at no other term (but those holding U+0307,
+    // which it always looks at).
+    if let Some(lits) = re.required_literals() {
+        for t in terms.iter().flat_map(|t| sessiondex_core::tokenize::tokenize(t)) {
+            if re.is_match_term(t.as_bytes()) && !t.contains('\u{307}') {
+                assert!(
+                    lits.iter().any(|f| f.find(t.as_bytes()).is_some()),
+                    "{t:?} matches and holds no required literal"
+                );
+            }
+        }
+    }
     let _ = re.matching_terms_budgeted(&set, 4, &mut HaystackBudget::new(&LIMITS));
 });
