@@ -61,6 +61,11 @@ pub const FLAG_TEXT_EXCLUDED: u8 = 4;
 pub const FLAG_SIDECHAIN: u8 = 8;
 /// Flag bit: the record has reasoning text stored.
 pub const FLAG_HAS_THINKING: u8 = 16;
+/// Flag bit: the stored `text` is NFKC ([`crate::tokenize::is_nfkc`]), so a reader searches
+/// it as stored. Clear when unknown (shards written before the bit existed).
+pub const FLAG_TEXT_NFKC: u8 = 32;
+/// Flag bit: the stored `thinking` is NFKC, as [`FLAG_TEXT_NFKC`].
+pub const FLAG_THINKING_NFKC: u8 = 64;
 
 #[derive(Archive, Serialize, Debug)]
 pub(crate) struct HotPayload {
@@ -204,6 +209,12 @@ pub fn stored_text<'r>(r: &'r Record, policy: &Policy) -> (&'r str, Option<&'r s
     });
     if r.sidechain {
         flags |= FLAG_SIDECHAIN;
+    }
+    if crate::tokenize::is_nfkc(text) {
+        flags |= FLAG_TEXT_NFKC;
+    }
+    if thinking.is_some_and(crate::tokenize::is_nfkc) {
+        flags |= FLAG_THINKING_NFKC;
     }
     (text, thinking, flags)
 }

@@ -21,16 +21,7 @@ use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 /// mostly-ASCII text costs a scan of its bytes, not a decomposition of every character.
 #[must_use]
 pub fn nfkc(text: &str) -> Cow<'_, str> {
-    if text.is_ascii() {
-        return Cow::Borrowed(text);
-    }
-    // An island of starters that are NFKC each (a table lookup per character) is NFKC;
-    // otherwise the quick check answers.
-    if non_ascii_islands(text).all(|r| {
-        text.get(r).is_some_and(|t| {
-            t.chars().all(is_stable) || is_nfkc_quick(t.chars()) == IsNormalized::Yes
-        })
-    }) {
+    if is_nfkc(text) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + text.len() / 8);
@@ -42,6 +33,21 @@ pub fn nfkc(text: &str) -> Cow<'_, str> {
     }
     out.push_str(text.get(last..).unwrap_or_default());
     Cow::Owned(out)
+}
+
+/// Whether `text` is its own NFKC form as far as the quick check tells ([`nfkc`] borrows it
+/// then): ASCII text is; otherwise each island of non-ASCII characters is checked (an
+/// island of starters that are NFKC each by a table lookup per character, any other by the
+/// quick check). `false` may be said of text that normalizes to itself (the quick check's
+/// `Maybe`), never `true` of text that does not.
+#[must_use]
+pub fn is_nfkc(text: &str) -> bool {
+    text.is_ascii()
+        || non_ascii_islands(text).all(|r| {
+            text.get(r).is_some_and(|t| {
+                t.chars().all(is_stable) || is_nfkc_quick(t.chars()) == IsNormalized::Yes
+            })
+        })
 }
 
 /// The byte ranges of `text` around its non-ASCII characters: from the ASCII character just

@@ -16,6 +16,7 @@ use sessiondex_core::{bound_chars, tokenize, Policy};
 use sessiondex_source::{
     Branches, Format, Outcome, ReadCoverage, Record, Selection, SessionLink, SessionMeta, TextClass,
 };
+use unicode_normalization::UnicodeNormalization;
 
 #[path = "suite/compat.rs"]
 mod compat;
@@ -466,6 +467,27 @@ fn hot_sample_round_trip() {
     assert!(shard.avg_len() > 0.0);
 }
 
+/// The NFKC flags of the sample: a ligature is not NFKC, plain text and CJK are.
+#[test]
+fn hot_flags_nfkc_parts() {
+    let (m, s) = sample();
+    let p = Policy {
+        index_thinking: true,
+        ..Policy::default()
+    };
+    let shard = HotShard::open(hot::build(&m, &s, &p).unwrap()).unwrap();
+    let flags: Vec<u8> = (0..shard.entry_count())
+        .map(|i| shard.entry(i).unwrap().flags() & (hot::FLAG_TEXT_NFKC | hot::FLAG_THINKING_NFKC))
+        .collect();
+    // `ﬁ` in the assistant's text; its (stored) thinking part is ASCII.
+    assert_eq!(flags[0], hot::FLAG_TEXT_NFKC);
+    assert_eq!(flags[1], hot::FLAG_THINKING_NFKC);
+    assert!(
+        flags[2..].iter().all(|&f| f == hot::FLAG_TEXT_NFKC),
+        "{flags:?}"
+    );
+}
+
 #[test]
 fn hot_policy_marks_truncation() {
     let (m, s) = sample();
@@ -521,6 +543,30 @@ proptest! {
     fn hot_round_trip(records in prop::collection::vec(record(), 0..12), p in policy()) {
         let sel = selection(records);
         check_hot(&meta("p"), &sel, &p);
+    }
+
+    /// A stored part is flagged NFKC exactly when the check says so, and the check never
+    /// says so of text that normalizes to anything else (a reader then skips normalizing).
+    #[test]
+    fn hot_nfkc_flags(records in prop::collection::vec(record(), 0..12), p in policy()) {
+        let sel = selection(records);
+        let shard = HotShard::open(hot::build(&meta("p"), &sel, &p).unwrap()).unwrap();
+        for i in 0..shard.entry_count() {
+            let e = shard.entry(i).unwrap();
+            let text = e.text().unwrap();
+            prop_assert_eq!(e.flags() & hot::FLAG_TEXT_NFKC != 0, tokenize::is_nfkc(text));
+            if tokenize::is_nfkc(text) {
+                prop_assert_eq!(text.nfkc().collect::<String>(), text);
+            }
+            let thinking = e.thinking().unwrap();
+            prop_assert_eq!(
+                e.flags() & hot::FLAG_THINKING_NFKC != 0,
+                thinking.is_some_and(tokenize::is_nfkc)
+            );
+            if let Some(t) = thinking.filter(|t| tokenize::is_nfkc(t)) {
+                prop_assert_eq!(t.nfkc().collect::<String>(), t);
+            }
+        }
     }
 
     #[test]

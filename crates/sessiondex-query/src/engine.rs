@@ -17,7 +17,6 @@ use std::sync::Arc;
 use serde_json::json;
 use sessiondex_core::cold::{ColdDigest, Field};
 use sessiondex_core::hot::{self, EntryList, HotEntry, HotShard, ListField, StrField};
-use sessiondex_core::tokenize::nfkc;
 use sessiondex_core::{format_rfc3339_ms, tokenize, Policy};
 use sessiondex_source::{Branches, Outcome};
 
@@ -1839,11 +1838,14 @@ impl Search<'_> {
                     }
                     let mut count = 0;
                     let texts = [
-                        p.text_allowed(self.px.groups).then_some(p.text),
-                        p.thinking.filter(|_| p.thinking_allowed(self.px.groups)),
+                        p.text_allowed(self.px.groups)
+                            .then_some((p.text, p.text_nfkc)),
+                        p.thinking
+                            .filter(|_| p.thinking_allowed(self.px.groups))
+                            .map(|t| (t, p.thinking_nfkc)),
                     ];
-                    for text in texts.into_iter().flatten() {
-                        let hay = nfkc(text);
+                    for (text, known) in texts.into_iter().flatten() {
+                        let hay = crate::fields::normalized(text, known);
                         if !self.budget.charge(hay.len()) {
                             self.regex_stopped = true;
                             self.coverage.add_reason(reason::REGEX_HAYSTACK_BUDGET);
@@ -4339,6 +4341,47 @@ mod prefilter_tests {
             }
         }
         assert!(hits > 300, "{hits}");
+    }
+
+    /// Stored text that is not NFKC (a ligature, full-width letters) is normalized before a
+    /// regex or the adjacency check reads it, and NFKC text is read as stored (the shard's
+    /// flags tell which): the regex finds `file` in all three entries, and the full-width
+    /// `Ｆｉｌｅ ｓｙｓｔｅｍ` is the one adjacent match of `file system`.
+    #[test]
+    fn text_not_nfkc_is_normalized_before_it_is_read() {
+        let text = concat!(
+            r#"{"type":"session","version":3,"id":"nf","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"message","id":"n1","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"the \ufb01le system é"}}"#,
+            "\n",
+            r#"{"type":"message","id":"n2","parentId":"n1","timestamp":"2026-01-01T00:00:02Z","message":{"role":"user","content":"\uff26\uff49\uff4c\uff45 \uff53\uff59\uff53\uff54\uff45\uff4d"}}"#,
+            "\n",
+            r#"{"type":"message","id":"n3","parentId":"n2","timestamp":"2026-01-01T00:00:03Z","message":{"role":"user","content":"a file, then a system é"}}"#,
+            "\n"
+        );
+        let mut m = MemoryIndex::new(MemoryConfig::default());
+        m.add_file("nf.jsonl", text.as_bytes()).unwrap();
+        let opts = m.engine_options();
+        let index = m.index(Branches::Active).unwrap();
+        let run = |q: &str, mode: QueryMode| {
+            let req = RecallRequest {
+                query: Some(q.into()),
+                query_mode: Some(mode),
+                scope: Some(Scope::Global),
+                ..RecallRequest::default()
+            };
+            same_page(index, &opts, &req, q)
+        };
+        let page = run("fil[e]", QueryMode::Regex);
+        let mut got: Vec<u64> = page.hits.iter().filter_map(|h| h.index).collect();
+        got.sort_unstable();
+        assert_eq!(got, [0, 1, 2]);
+        assert!(page.hits.iter().all(|h| !h.matched_in.is_empty()));
+        // n1 holds `file system` adjacent too, once its ligature is `fi`.
+        let page = run("file system", QueryMode::Literal);
+        let got: Vec<u64> = page.hits.iter().filter_map(|h| h.index).collect();
+        assert_eq!(got.len(), 3);
+        assert_eq!(got.last(), Some(&2), "{got:?}");
     }
 
     /// `İ` lowers to `i` and U+0307, so a regex over the text can match where no term of the

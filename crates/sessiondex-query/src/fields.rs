@@ -8,8 +8,12 @@
 //! part that may. Occurrences that the postings hold but the stored text does not show (a part
 //! cut at `maxEntryChars`) are attributed to the cut part(s).
 
-use sessiondex_core::hot::{HotEntry, FLAG_TEXT_TRUNCATED, FLAG_THINKING_TRUNCATED};
-use sessiondex_core::tokenize::{any_token, for_each_token};
+use std::borrow::Cow;
+
+use sessiondex_core::hot::{
+    HotEntry, FLAG_TEXT_NFKC, FLAG_TEXT_TRUNCATED, FLAG_THINKING_NFKC, FLAG_THINKING_TRUNCATED,
+};
+use sessiondex_core::tokenize::{any_token, for_each_token, nfkc};
 
 use crate::request::FieldGroup;
 
@@ -88,6 +92,20 @@ pub struct Parts<'a> {
     pub thinking: Option<&'a str>,
     /// The thinking part was cut.
     pub thinking_truncated: bool,
+    /// The shard says the stored text is NFKC (`false`: not known).
+    pub text_nfkc: bool,
+    /// The shard says the stored thinking part is NFKC (`false`: not known).
+    pub thinking_nfkc: bool,
+}
+
+/// `text` in NFKC: itself when `known` (the shard's flag says so), else [`nfkc`].
+#[must_use]
+pub fn normalized(text: &str, known: bool) -> Cow<'_, str> {
+    if known {
+        Cow::Borrowed(text)
+    } else {
+        nfkc(text)
+    }
 }
 
 impl<'a> Parts<'a> {
@@ -104,6 +122,8 @@ impl<'a> Parts<'a> {
             text_truncated: flags & FLAG_TEXT_TRUNCATED != 0,
             thinking: e.thinking()?,
             thinking_truncated: flags & FLAG_THINKING_TRUNCATED != 0,
+            text_nfkc: flags & FLAG_TEXT_NFKC != 0,
+            thinking_nfkc: flags & FLAG_THINKING_NFKC != 0,
         })
     }
 
@@ -174,9 +194,23 @@ impl<'a> Parts<'a> {
         mut has_match: impl FnMut(&str) -> bool,
         unseen_allowed: bool,
     ) -> Vec<FieldGroup> {
+        self.matched_parts(set, |t, _| has_match(t), unseen_allowed)
+    }
+
+    /// [`Parts::matched`] with `has_match` also told whether the shard says the part is
+    /// NFKC.
+    pub fn matched_parts(
+        &self,
+        set: GroupSet,
+        mut has_match: impl FnMut(&str, bool) -> bool,
+        unseen_allowed: bool,
+    ) -> Vec<FieldGroup> {
         let mut out = GroupSet::EMPTY;
-        let text_hit = self.text_allowed(set) && has_match(self.text);
-        let thinking_hit = self.thinking_allowed(set) && self.thinking.is_some_and(&mut has_match);
+        let text_hit = self.text_allowed(set) && has_match(self.text, self.text_nfkc);
+        let thinking_hit = self.thinking_allowed(set)
+            && self
+                .thinking
+                .is_some_and(|t| has_match(t, self.thinking_nfkc));
         if text_hit {
             out = out.with(self.text_group);
         }
@@ -236,6 +270,8 @@ mod tests {
             text_truncated: false,
             thinking,
             thinking_truncated: false,
+            text_nfkc: false,
+            thinking_nfkc: false,
         }
     }
 

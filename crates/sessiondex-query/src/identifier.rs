@@ -87,7 +87,7 @@ pub fn sequence(query: &str) -> Option<Vec<String>> {
 /// Whether the canonical tokens of `text` hold `seq` contiguously and in order.
 #[must_use]
 pub fn contains_sequence(text: &str, seq: &[String]) -> bool {
-    Sequence::new(seq.to_vec()).is_in(text, &mut Vec::new())
+    Sequence::new(seq.to_vec()).is_in(text, false, &mut Vec::new())
 }
 
 /// A query's terms in order, ready to be looked for in many texts (an adjacency check runs
@@ -118,9 +118,10 @@ impl Sequence {
     }
 
     /// Whether the canonical tokens of `text` hold the terms contiguously and in order;
-    /// `buf` is scratch space kept across calls.
+    /// `is_nfkc`: the text is known to be NFKC (a hot shard's flag), so it is not normalized
+    /// again; `buf` is scratch space kept across calls.
     #[must_use]
-    pub fn is_in(&self, text: &str, buf: &mut Vec<u8>) -> bool {
+    pub fn is_in(&self, text: &str, is_nfkc: bool, buf: &mut Vec<u8>) -> bool {
         if self.terms.is_empty() {
             return false;
         }
@@ -130,7 +131,7 @@ impl Sequence {
                 buf.extend(text.bytes().map(|b| b.to_ascii_lowercase()));
                 contains_sequence_ascii(buf, &self.terms, first)
             }
-            Some(first) => contains_sequence_mixed(text, &self.terms, first, buf),
+            Some(first) => contains_sequence_mixed(text, is_nfkc, &self.terms, first, buf),
             None => contains_sequence_general(text, &self.terms),
         }
     }
@@ -174,11 +175,16 @@ fn contains_sequence_ascii(text: &[u8], seq: &[String], first: &Finder<'_>) -> b
 /// each a whole run, separated by characters that are not term characters.
 fn contains_sequence_mixed(
     text: &str,
+    is_nfkc: bool,
     seq: &[String],
     first: &Finder<'_>,
     buf: &mut Vec<u8>,
 ) -> bool {
-    let normalized = nfkc(text);
+    let normalized = if is_nfkc {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        nfkc(text)
+    };
     let s: &str = &normalized;
     buf.clear();
     buf.extend(s.bytes().map(|b| b.to_ascii_lowercase()));
@@ -315,7 +321,10 @@ mod tests {
         for t in &texts {
             for q in &seqs {
                 let want = contains_sequence_window(t, q.terms());
-                assert_eq!(q.is_in(t, &mut buf), want, "{t:?} {q:?}");
+                assert_eq!(q.is_in(t, false, &mut buf), want, "{t:?} {q:?}");
+                if sessiondex_core::tokenize::is_nfkc(t) {
+                    assert_eq!(q.is_in(t, true, &mut buf), want, "{t:?} {q:?} (NFKC)");
+                }
                 assert_eq!(contains_sequence_general(t, q.terms()), want, "{t:?} {q:?}");
                 hits += usize::from(want);
             }
@@ -368,7 +377,7 @@ mod tests {
                 assert_eq!(contains_sequence_general(t, q), want, "{t:?} {q:?}");
                 assert_eq!(contains_sequence_window(t, q), want, "{t:?} {q:?}");
                 assert_eq!(
-                    Sequence::new(q.clone()).is_in(t, &mut Vec::new()),
+                    Sequence::new(q.clone()).is_in(t, false, &mut Vec::new()),
                     want,
                     "{t:?} {q:?}"
                 );

@@ -10,13 +10,12 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashSet};
 
 use sessiondex_core::hot::HotEntry;
-use sessiondex_core::tokenize::nfkc;
 use sessiondex_source::Branches;
 
 use super::{ce, corrupt, has_time, Item, Matcher, Search, Slot};
 use crate::bm25::QueryTerms;
 use crate::error::Error;
-use crate::fields::{has_any_term, GroupSet, Parts};
+use crate::fields::{has_any_term, normalized, GroupSet, Parts};
 use crate::identifier::{self, IdQuery, Sequence, ADJACENCY_CANDIDATES};
 use crate::index::Index;
 use crate::request::{
@@ -361,8 +360,12 @@ pub(super) fn add_and_tier(
             };
             let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
             let p = Parts::of(&e).map_err(ce)?;
-            Ok((p.text_allowed(g) && seq.is_in(p.text, &mut buf))
-                || (p.thinking_allowed(g) && p.thinking.is_some_and(|t| seq.is_in(t, &mut buf))))
+            Ok(
+                (p.text_allowed(g) && seq.is_in(p.text, p.text_nfkc, &mut buf))
+                    || (p.thinking_allowed(g)
+                        && p.thinking
+                            .is_some_and(|t| seq.is_in(t, p.thinking_nfkc, &mut buf))),
+            )
         })?;
     }
     // Bonuses: each tier scores above the highest final score of the tiers below. With every
@@ -406,7 +409,9 @@ pub(super) fn matched_in(
         Matcher::None => Vec::new(),
         Matcher::Terms { .. } => p.matched(g, |t| has_any_term(t, highlight.terms()), true),
         Matcher::Phrase { phrase, .. } => p.matched(g, |t| phrase.is_match(t), false),
-        Matcher::Regex(re) => p.matched(g, |t| re.is_match_text(&nfkc(t)), false),
+        Matcher::Regex(re) => {
+            p.matched_parts(g, |t, known| re.is_match_text(&normalized(t, known)), false)
+        }
     })
 }
 
