@@ -62,7 +62,7 @@ pub const FLAG_SIDECHAIN: u8 = 8;
 /// Flag bit: the record has reasoning text stored.
 pub const FLAG_HAS_THINKING: u8 = 16;
 /// Flag bit: the stored `text` is NFKC ([`crate::tokenize::is_nfkc`]), so a reader searches
-/// it as stored. Clear when unknown (shards written before the bit existed).
+/// it as stored. Clear when the check cannot tell (the quick check's `Maybe`) or it is not.
 pub const FLAG_TEXT_NFKC: u8 = 32;
 /// Flag bit: the stored `thinking` is NFKC, as [`FLAG_TEXT_NFKC`].
 pub const FLAG_THINKING_NFKC: u8 = 64;

@@ -4345,8 +4345,8 @@ mod prefilter_tests {
 
     /// Stored text that is not NFKC (a ligature, full-width letters) is normalized before a
     /// regex or the adjacency check reads it, and NFKC text is read as stored (the shard's
-    /// flags tell which): the regex finds `file` in all three entries, and the full-width
-    /// `Ｆｉｌｅ ｓｙｓｔｅｍ` is the one adjacent match of `file system`.
+    /// flags tell which): the regex finds `file` in all three entries, and the ligature's
+    /// and the full-width entries hold `file system` adjacent, so they rank above the third.
     #[test]
     fn text_not_nfkc_is_normalized_before_it_is_read() {
         let text = concat!(
