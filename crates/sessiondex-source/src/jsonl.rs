@@ -51,7 +51,7 @@ pub(crate) fn parse_line(
             &owned
         }
     };
-    if text.trim().is_empty() {
+    if is_blank(text) {
         return true;
     }
     let mut k = 0u32;
@@ -86,11 +86,19 @@ pub(crate) fn parse_line(
     ok
 }
 
+/// A line holding nothing but JSON whitespace (space, tab, CR, LF): skipped, no record and no
+/// reason. Other whitespace (a vertical tab, a form feed, U+2028, ...) is no JSON and makes the
+/// line `malformed_line`, as any other stray character does.
+fn is_blank(text: &str) -> bool {
+    text.bytes()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
 /// Would this line parse without error? Used to decide whether an unterminated last line is a
 /// partial tail.
 fn parses(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);
-    text.trim().is_empty()
+    is_blank(&text)
         || serde_json::Deserializer::from_str(&text)
             .into_iter::<Value>()
             .all(|v| v.is_ok())
@@ -328,5 +336,22 @@ mod tests {
         assert_eq!(out.len(), 2);
         assert!(cov.complete);
         assert_eq!(out[1].0.line, 3);
+    }
+
+    /// Whitespace that is not JSON's (a vertical tab, a form feed, U+2028, a no-break space)
+    /// alone on a line is a malformed line, not a blank one: the records around it are kept
+    /// and the coverage says a line was lost.
+    #[test]
+    fn other_whitespace_alone_is_malformed() {
+        for junk in ["\u{b}", "\u{c}", "\u{2028}", "\u{a0}", " \t\u{b} "] {
+            let input = format!("{{\"a\":1}}\n{junk}\n{{\"b\":2}}\n");
+            let (out, cov) = collect(input.as_bytes());
+            assert_eq!(out.len(), 2, "{junk:?}");
+            assert_eq!(cov.count(ReasonCode::MalformedLine), 1, "{junk:?}");
+            assert!(!cov.complete, "{junk:?}");
+        }
+        let (out, cov) = collect(b"{\"a\":1}\n \t \r\n{\"b\":2}\n");
+        assert_eq!(out.len(), 2);
+        assert!(cov.complete);
     }
 }
