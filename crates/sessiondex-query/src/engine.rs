@@ -233,8 +233,10 @@ struct Search<'a> {
     regex_terms: Option<RegexTerms>,
     /// The phrase notes the narrowing pass made, reused by the cold pass.
     phrase_terms: Option<ColdTerms>,
-    /// Per session, the terms ending with a phrase's first token, from the narrowing pass.
-    phrase_first: Option<PhraseFirst>,
+    /// Per hot session, the terms ending with a phrase's first token and those beginning
+    /// with its last, from the narrowing pass.
+    phrase_first: Option<PhraseTerms>,
+    phrase_last: Option<PhraseTerms>,
     /// For a narrowed regex: per hot session, the matching terms it holds.
     regex_hot: Option<RegexHot>,
     /// Per term of `regex_terms`, the matches the regex finds in it (0: not counted yet).
@@ -749,10 +751,11 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
             return Ok(None);
         }
         let mut terms = ColdTerms::default();
-        let (sessions, first) = phrase_cold_terms(&mut terms, index, cat, tokens)?;
+        let (sessions, first, last) = phrase_cold_terms(&mut terms, index, cat, tokens)?;
         terms.seal(cat.len());
         s.phrase_terms = Some(terms);
         s.phrase_first = Some(first);
+        s.phrase_last = Some(last);
         return Ok(Some(sessions));
     }
     if let Matcher::Regex(re) = &s.matcher {
@@ -1075,12 +1078,14 @@ type RegexTerms = (Vec<(usize, String, u64)>, usize);
 /// Inside a hot shard, the entries (ascending) that can hold an ASCII phrase of two or more
 /// tokens (the rule of [`phrase_cold_terms`] applied to the shard's postings; the first
 /// token's when `first`, the session's terms that end with it, is known); `None` when every
-/// entry is to be scanned.
+/// entry is to be scanned. `last`, the session's terms that begin with the last token, when
+/// known, are looked up one by one instead of read from a range of the shard's term map.
 fn phrase_entries(
     shard: &HotShard<Bytes>,
     tokens: &[String],
     phrase: &str,
     first: Option<&[&str]>,
+    last_terms: Option<&[&str]>,
 ) -> Result<Option<Vec<u32>>, Error> {
     use fst::{IntoStreamer, Streamer};
     #[cfg(test)]
@@ -1114,18 +1119,28 @@ fn phrase_entries(
         any.dedup();
         keep(any);
     }
-    let map = shard.terms().map_err(ce)?;
-    let mut upper = last.as_bytes().to_vec();
-    upper.push(0xff);
-    let mut stream = map.range().ge(last.as_bytes()).lt(&upper).into_stream();
-    let mut terms = 0usize;
     let mut seen = Vec::new();
-    while let Some((_, ord)) = stream.next() {
-        terms += 1;
-        if terms > PHRASE_PREFIX_TERMS {
+    if let Some(terms) = last_terms {
+        // The same terms as the range below (the catalog lists each session's vocabulary).
+        if terms.len() > PHRASE_PREFIX_TERMS {
             return Ok(None);
         }
-        seen.extend(shard.postings_at(ord).map_err(ce)?.map(|p| p.entry));
+        for &t in terms {
+            seen.extend(shard.postings(t).map_err(ce)?.map(|p| p.entry));
+        }
+    } else {
+        let map = shard.terms().map_err(ce)?;
+        let mut upper = last.as_bytes().to_vec();
+        upper.push(0xff);
+        let mut stream = map.range().ge(last.as_bytes()).lt(&upper).into_stream();
+        let mut terms = 0usize;
+        while let Some((_, ord)) = stream.next() {
+            terms += 1;
+            if terms > PHRASE_PREFIX_TERMS {
+                return Ok(None);
+            }
+            seen.extend(shard.postings_at(ord).map_err(ce)?.map(|p| p.entry));
+        }
     }
     seen.sort_unstable();
     seen.dedup();
@@ -1731,11 +1746,18 @@ impl Search<'_> {
                 self.literal_groups = literal;
             }
             Matcher::Phrase { phrase, tokens } => {
-                let first = match (&self.phrase_first, catalog) {
-                    (Some(f), Some(ci)) => Some(f.of(ci)),
-                    _ => None,
-                };
-                let cand = phrase_entries(shard, tokens, phrase.as_str(), first.as_deref())?;
+                let [first, last] =
+                    [&self.phrase_first, &self.phrase_last].map(|t| match (t, catalog) {
+                        (Some(t), Some(ci)) => Some(t.of(ci)),
+                        _ => None,
+                    });
+                let cand = phrase_entries(
+                    shard,
+                    tokens,
+                    phrase.as_str(),
+                    first.as_deref(),
+                    last.as_deref(),
+                )?;
                 let mut found = Vec::new();
                 for i in kept_entries(&mut self.coverage, shard, &mask, cand.as_deref())? {
                     let e = shard.entry(i).ok_or_else(corrupt)?;
@@ -2178,7 +2200,7 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
 /// last one's terms are a range of the map.
 ///
 /// Returns, per catalog session, whether it was noted, and the terms of each hot session that
-/// carry the first token. For an ASCII phrase of two or more
+/// carry the first token and the last. For an ASCII phrase of two or more
 /// tokens no other session can hold a match: a match is ASCII text whose tokens are the
 /// phrase's, the first ending a term (a space or the next token follows it), the inner ones
 /// whole terms and the last beginning one. Other phrases (Unicode case and normal forms
@@ -2188,7 +2210,7 @@ fn phrase_cold_terms(
     index: &Index,
     cat: &sessiondex_core::catalog::Catalog<Bytes>,
     tokens: &[String],
-) -> Result<(Vec<bool>, PhraseFirst), Error> {
+) -> Result<(Vec<bool>, PhraseTerms, PhraseTerms), Error> {
     use fst::{IntoStreamer, Streamer};
     const NONE: u32 = u32::MAX;
     // Only hot shards look up their first-token terms.
@@ -2212,10 +2234,15 @@ fn phrase_cold_terms(
         .map_err(ce)
     };
     let Some((first_row, rest)) = rows.split_first_mut() else {
-        return Ok((vec![false; cat.len()], PhraseFirst::default()));
+        return Ok((
+            vec![false; cat.len()],
+            PhraseTerms::default(),
+            PhraseTerms::default(),
+        ));
     };
     let mut first_terms = Vec::new();
     let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let (mut last_terms, mut last_pairs) = (Vec::new(), Vec::new());
     let list = index.term_list()?;
     // One search of all terms' bytes for the first token, not a look at each term.
     let first = memchr::memmem::Finder::new(tokens[0].as_bytes());
@@ -2228,12 +2255,7 @@ fn phrase_cold_terms(
         let Ok(term) = std::str::from_utf8(term) else {
             continue;
         };
-        let id = u32::try_from(first_terms.len()).map_err(|_| {
-            Error::new(
-                ErrorCode::IndexCorrupt,
-                "the catalog has 2^32 terms or more",
-            )
-        })?;
+        let id = term_id(first_terms.len())?;
         let mut name = None;
         cat.each_session_at(ord, |sess| {
             if hot.get(sess as usize).copied().unwrap_or(false) {
@@ -2261,7 +2283,20 @@ fn phrase_cold_terms(
         let mut stream = map.range().ge(last).lt(&upper).into_stream();
         while let Some((term, ord)) = stream.next() {
             if let Ok(term) = std::str::from_utf8(term) {
-                carry(out, last_row, term, ord)?;
+                let id = term_id(last_terms.len())?;
+                let mut name = None;
+                cat.each_session_at(ord, |sess| {
+                    if hot.get(sess as usize).copied().unwrap_or(false) {
+                        last_pairs.push((sess, id));
+                    }
+                    if let Some(slot) = last_row.get_mut(sess as usize) {
+                        if *slot == NONE {
+                            *slot = *name.get_or_insert_with(|| out.name(term));
+                        }
+                    }
+                })
+                .map_err(ce)?;
+                last_terms.push(term.to_owned());
             }
         }
     }
@@ -2275,20 +2310,35 @@ fn phrase_cold_terms(
             }
         }
     }
-    Ok((noted, PhraseFirst::new(first_terms, &pairs, cat.len())))
+    Ok((
+        noted,
+        PhraseTerms::new(first_terms, &pairs, cat.len()),
+        PhraseTerms::new(last_terms, &last_pairs, cat.len()),
+    ))
 }
 
-/// Per hot catalog session, the terms of its vocabulary that end with a phrase's first token
-/// (cold sessions have none listed: they have no shard to look them up in).
+/// The id of the `n`th term listed.
+fn term_id(n: usize) -> Result<u32, Error> {
+    u32::try_from(n).map_err(|_| {
+        Error::new(
+            ErrorCode::IndexCorrupt,
+            "the catalog has 2^32 terms or more",
+        )
+    })
+}
+
+/// Per hot catalog session, the terms of its vocabulary that end with a phrase's first token,
+/// or begin with its last (cold sessions have none listed: they have no shard to look them
+/// up in).
 #[derive(Debug, Default)]
-struct PhraseFirst {
+struct PhraseTerms {
     terms: Vec<String>,
     /// Where each session's term ids begin in `ids`, one more at the end.
     starts: Vec<usize>,
     ids: Vec<u32>,
 }
 
-impl PhraseFirst {
+impl PhraseTerms {
     /// From `(session, term id)` pairs, each session's ids kept in the order given; pairs of
     /// sessions past `sessions` are dropped.
     fn new(terms: Vec<String>, pairs: &[(u32, u32)], sessions: usize) -> Self {
@@ -2535,6 +2585,7 @@ pub fn recall(
         regex_terms: None,
         phrase_terms: None,
         phrase_first: None,
+        phrase_last: None,
         regex_hot: None,
         regex_term_matches: Vec::new(),
         id_walk: None,
