@@ -2213,7 +2213,7 @@ fn phrase_cold_terms(
 ) -> Result<(Vec<bool>, PhraseTerms, PhraseTerms), Error> {
     use fst::{IntoStreamer, Streamer};
     const NONE: u32 = u32::MAX;
-    // Only hot shards look up their first-token terms.
+    // Only hot shards look up their first- and last-token terms.
     let hot: Vec<bool> = index
         .session_flags()
         .iter()
@@ -2222,16 +2222,37 @@ fn phrase_cold_terms(
     let k = tokens.len();
     // Per token, per catalog session: the name of the first term carrying it, or NONE.
     let mut rows: Vec<Vec<u32>> = vec![vec![NONE; cat.len()]; k];
-    let carry = |out: &mut ColdTerms, row: &mut Vec<u32>, term: &str, ord: u64| {
+    // Notes `term` (ordinal `ord`) in `row` for each session holding it; with `listed`, also
+    // lists it (terms, then `(session, term id)` pairs) for each hot one.
+    type Listed = (Vec<String>, Vec<(u32, u32)>);
+    let carry = |out: &mut ColdTerms,
+                 row: &mut Vec<u32>,
+                 term: &str,
+                 ord: u64,
+                 listed: Option<&mut Listed>|
+     -> Result<(), Error> {
+        let mut listed = match listed {
+            Some(l) => Some((term_id(l.0.len())?, l)),
+            None => None,
+        };
         let mut name = None;
         cat.each_session_at(ord, |sess| {
+            if let Some((id, l)) = &mut listed {
+                if hot.get(sess as usize).copied().unwrap_or(false) {
+                    l.1.push((sess, *id));
+                }
+            }
             if let Some(slot) = row.get_mut(sess as usize) {
                 if *slot == NONE {
                     *slot = *name.get_or_insert_with(|| out.name(term));
                 }
             }
         })
-        .map_err(ce)
+        .map_err(ce)?;
+        if let Some((_, l)) = listed {
+            l.0.push(term.to_owned());
+        }
+        Ok(())
     };
     let Some((first_row, rest)) = rows.split_first_mut() else {
         return Ok((
@@ -2240,9 +2261,7 @@ fn phrase_cold_terms(
             PhraseTerms::default(),
         ));
     };
-    let mut first_terms = Vec::new();
-    let mut pairs: Vec<(u32, u32)> = Vec::new();
-    let (mut last_terms, mut last_pairs) = (Vec::new(), Vec::new());
+    let (mut first_listed, mut last_listed): (Listed, Listed) = Default::default();
     let list = index.term_list()?;
     // One search of all terms' bytes for the first token, not a look at each term.
     let first = memchr::memmem::Finder::new(tokens[0].as_bytes());
@@ -2252,28 +2271,14 @@ fn phrase_cold_terms(
         list.ending_with(&first)
     };
     for (term, ord, _) in picks.into_iter().filter_map(|p| list.get(p)) {
-        let Ok(term) = std::str::from_utf8(term) else {
-            continue;
-        };
-        let id = term_id(first_terms.len())?;
-        let mut name = None;
-        cat.each_session_at(ord, |sess| {
-            if hot.get(sess as usize).copied().unwrap_or(false) {
-                pairs.push((sess, id));
-            }
-            if let Some(slot) = first_row.get_mut(sess as usize) {
-                if *slot == NONE {
-                    *slot = *name.get_or_insert_with(|| out.name(term));
-                }
-            }
-        })
-        .map_err(ce)?;
-        first_terms.push(term.to_owned());
+        if let Ok(term) = std::str::from_utf8(term) {
+            carry(out, first_row, term, ord, Some(&mut first_listed))?;
+        }
     }
     if let Some((last_row, inner)) = rest.split_last_mut() {
         for (row, tok) in inner.iter_mut().zip(&tokens[1..]) {
             if let Some(ord) = cat.terms().map_err(ce)?.get(tok.as_bytes()) {
-                carry(out, row, tok, ord)?;
+                carry(out, row, tok, ord, None)?;
             }
         }
         let map = cat.terms().map_err(ce)?;
@@ -2283,20 +2288,7 @@ fn phrase_cold_terms(
         let mut stream = map.range().ge(last).lt(&upper).into_stream();
         while let Some((term, ord)) = stream.next() {
             if let Ok(term) = std::str::from_utf8(term) {
-                let id = term_id(last_terms.len())?;
-                let mut name = None;
-                cat.each_session_at(ord, |sess| {
-                    if hot.get(sess as usize).copied().unwrap_or(false) {
-                        last_pairs.push((sess, id));
-                    }
-                    if let Some(slot) = last_row.get_mut(sess as usize) {
-                        if *slot == NONE {
-                            *slot = *name.get_or_insert_with(|| out.name(term));
-                        }
-                    }
-                })
-                .map_err(ce)?;
-                last_terms.push(term.to_owned());
+                carry(out, last_row, term, ord, Some(&mut last_listed))?;
             }
         }
     }
@@ -2312,8 +2304,8 @@ fn phrase_cold_terms(
     }
     Ok((
         noted,
-        PhraseTerms::new(first_terms, &pairs, cat.len()),
-        PhraseTerms::new(last_terms, &last_pairs, cat.len()),
+        PhraseTerms::new(first_listed.0, &first_listed.1, cat.len()),
+        PhraseTerms::new(last_listed.0, &last_listed.1, cat.len()),
     ))
 }
 
