@@ -1078,8 +1078,9 @@ type RegexTerms = (Vec<(usize, String, u64)>, usize);
 /// Inside a hot shard, the entries (ascending) that can hold an ASCII phrase of two or more
 /// tokens (the rule of [`phrase_cold_terms`] applied to the shard's postings; the first
 /// token's when `first`, the session's terms that end with it, is known); `None` when every
-/// entry is to be scanned. `last`, the session's terms that begin with the last token, when
-/// known, are looked up one by one instead of read from a range of the shard's term map.
+/// entry is to be scanned. `last_terms`, the session's terms that begin with the last token,
+/// when known and few ([`PHRASE_LAST_LOOKUPS`]), are looked up one by one instead of read
+/// from a range of the shard's term map.
 fn phrase_entries(
     shard: &HotShard<Bytes>,
     tokens: &[String],
@@ -1120,11 +1121,10 @@ fn phrase_entries(
         keep(any);
     }
     let mut seen = Vec::new();
-    if let Some(terms) = last_terms {
-        // The same terms as the range below (the catalog lists each session's vocabulary).
-        if terms.len() > PHRASE_PREFIX_TERMS {
-            return Ok(None);
-        }
+    // A few terms are looked up one by one (a lookup costs about as much as opening the
+    // range, and a term read from the range a third of that): the same terms as the range's,
+    // since the catalog lists each session's vocabulary.
+    if let Some(terms) = last_terms.filter(|t| t.len() <= PHRASE_LAST_LOOKUPS) {
         for &t in terms {
             seen.extend(shard.postings(t).map_err(ce)?.map(|p| p.entry));
         }
@@ -1260,6 +1260,10 @@ fn note_cut_outside(
 
 /// Terms a phrase's last token may begin that the narrowing looks up at most.
 const PHRASE_PREFIX_TERMS: usize = 2_000;
+
+/// At most this many terms beginning with a phrase's last token are looked up one by one in
+/// a hot shard; more are read from a range of its term map.
+const PHRASE_LAST_LOOKUPS: usize = 2;
 
 impl Search<'_> {
     /// The call's epoch: the index's watch is drained when the call first looks at a kept
@@ -2214,11 +2218,12 @@ fn phrase_cold_terms(
     use fst::{IntoStreamer, Streamer};
     const NONE: u32 = u32::MAX;
     // Only hot shards look up their first- and last-token terms.
-    let hot: Vec<bool> = index
-        .session_flags()
-        .iter()
-        .map(|f| f & crate::index::COLD == 0)
-        .collect();
+    let flags = index.session_flags();
+    let hot = |sess: u32| {
+        flags
+            .get(sess as usize)
+            .is_some_and(|f| f & crate::index::COLD == 0)
+    };
     let k = tokens.len();
     // Per token, per catalog session: the name of the first term carrying it, or NONE.
     let mut rows: Vec<Vec<u32>> = vec![vec![NONE; cat.len()]; k];
@@ -2238,7 +2243,7 @@ fn phrase_cold_terms(
         let mut name = None;
         cat.each_session_at(ord, |sess| {
             if let Some((id, l)) = &mut listed {
-                if hot.get(sess as usize).copied().unwrap_or(false) {
+                if hot(sess) {
                     l.1.push((sess, *id));
                 }
             }
@@ -2304,8 +2309,8 @@ fn phrase_cold_terms(
     }
     Ok((
         noted,
-        PhraseTerms::new(first_listed.0, &first_listed.1, cat.len()),
-        PhraseTerms::new(last_listed.0, &last_listed.1, cat.len()),
+        PhraseTerms::new(first_listed.0, first_listed.1),
+        PhraseTerms::new(last_listed.0, last_listed.1),
     ))
 }
 
@@ -2325,47 +2330,30 @@ fn term_id(n: usize) -> Result<u32, Error> {
 #[derive(Debug, Default)]
 struct PhraseTerms {
     terms: Vec<String>,
-    /// Where each session's term ids begin in `ids`, one more at the end.
-    starts: Vec<usize>,
-    ids: Vec<u32>,
+    /// `(session, term id)`, by session (a session's ids in the order given): a look costs
+    /// the pairs', not the catalog's size.
+    pairs: Vec<(u32, u32)>,
 }
 
 impl PhraseTerms {
-    /// From `(session, term id)` pairs, each session's ids kept in the order given; pairs of
-    /// sessions past `sessions` are dropped.
-    fn new(terms: Vec<String>, pairs: &[(u32, u32)], sessions: usize) -> Self {
-        let mut starts = vec![0usize; sessions + 1];
-        for &(s, _) in pairs {
-            if let Some(c) = starts.get_mut(s as usize + 1) {
-                *c += 1;
-            }
-        }
-        for i in 1..starts.len() {
-            starts[i] += starts[i - 1];
-        }
-        let mut next = starts.clone();
-        let mut ids = vec![0u32; starts.last().copied().unwrap_or(0)];
-        for &(s, id) in pairs {
-            if let Some(at) = next.get_mut(s as usize) {
-                if let Some(slot) = ids.get_mut(*at) {
-                    *slot = id;
-                    *at += 1;
-                }
-            }
-        }
-        Self { terms, starts, ids }
+    /// From `(session, term id)` pairs, each session's ids kept in the order given.
+    fn new(terms: Vec<String>, mut pairs: Vec<(u32, u32)>) -> Self {
+        pairs.sort_by_key(|&(s, _)| s);
+        Self { terms, pairs }
     }
 
     /// The terms of `session`.
     fn of(&self, session: usize) -> Vec<&str> {
-        let (Some(&a), Some(&b)) = (self.starts.get(session), self.starts.get(session + 1)) else {
+        let Ok(s) = u32::try_from(session) else {
             return Vec::new();
         };
-        self.ids
-            .get(a..b)
+        let from = self.pairs.partition_point(|&(p, _)| p < s);
+        self.pairs
+            .get(from..)
             .unwrap_or_default()
             .iter()
-            .filter_map(|&id| self.terms.get(id as usize).map(String::as_str))
+            .take_while(|&&(p, _)| p == s)
+            .filter_map(|&(_, id)| self.terms.get(id as usize).map(String::as_str))
             .collect()
     }
 }
