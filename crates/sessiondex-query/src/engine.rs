@@ -631,12 +631,21 @@ fn candidates_newest_first(index: &Index, cands: &[bool], few: Option<&[u32]>) -
         sort_newest_first(index, &mut picked);
         return picked;
     }
-    index
-        .newest_first()
-        .iter()
-        .map(|&i| i as usize)
-        .filter(|&i| is_cand(i))
-        .collect()
+    // Every session is written and the candidates are kept (the write position moves by
+    // one for a candidate): no branch to mispredict on flags set at random, as filtering
+    // took.
+    let order = index.newest_first();
+    let mut picked = vec![0usize; order.len()];
+    let mut kept = 0;
+    for &i in order {
+        let i = i as usize;
+        if let Some(slot) = picked.get_mut(kept) {
+            *slot = i;
+        }
+        kept += usize::from(is_cand(i));
+    }
+    picked.truncate(kept);
+    picked
 }
 
 /// Sorts sessions newest first by [`Index::newest_rank`] (one sort for both ways of
@@ -2309,8 +2318,8 @@ fn phrase_cold_terms(
     }
     Ok((
         noted,
-        PhraseTerms::new(first_listed.0, first_listed.1),
-        PhraseTerms::new(last_listed.0, last_listed.1),
+        PhraseTerms::new(first_listed.0, &first_listed.1),
+        PhraseTerms::new(last_listed.0, &last_listed.1),
     ))
 }
 
@@ -2330,30 +2339,63 @@ fn term_id(n: usize) -> Result<u32, Error> {
 #[derive(Debug, Default)]
 struct PhraseTerms {
     terms: Vec<String>,
-    /// `(session, term id)`, by session (a session's ids in the order given): a look costs
-    /// the pairs', not the catalog's size.
-    pairs: Vec<(u32, u32)>,
+    /// The sessions listed, ascending (the pairs', not the catalog's size).
+    sessions: Vec<u32>,
+    /// Where each listed session's term ids begin in `ids`, one more at the end.
+    starts: Vec<usize>,
+    ids: Vec<u32>,
 }
 
 impl PhraseTerms {
     /// From `(session, term id)` pairs, each session's ids kept in the order given.
-    fn new(terms: Vec<String>, mut pairs: Vec<(u32, u32)>) -> Self {
-        pairs.sort_by_key(|&(s, _)| s);
-        Self { terms, pairs }
+    fn new(terms: Vec<String>, pairs: &[(u32, u32)]) -> Self {
+        let mut sessions: Vec<u32> = pairs.iter().map(|&(s, _)| s).collect();
+        sessions.sort_unstable();
+        sessions.dedup();
+        let slot = |s: u32| sessions.binary_search(&s).ok();
+        let mut starts = vec![0usize; sessions.len() + 1];
+        for &(s, _) in pairs {
+            if let Some(c) = slot(s).and_then(|i| starts.get_mut(i + 1)) {
+                *c += 1;
+            }
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let mut next = starts.clone();
+        let mut ids = vec![0u32; starts.last().copied().unwrap_or(0)];
+        for &(s, id) in pairs {
+            if let Some(at) = slot(s).and_then(|i| next.get_mut(i)) {
+                if let Some(place) = ids.get_mut(*at) {
+                    *place = id;
+                    *at += 1;
+                }
+            }
+        }
+        Self {
+            terms,
+            sessions,
+            starts,
+            ids,
+        }
     }
 
     /// The terms of `session`.
     fn of(&self, session: usize) -> Vec<&str> {
-        let Ok(s) = u32::try_from(session) else {
+        let Some(i) = u32::try_from(session)
+            .ok()
+            .and_then(|s| self.sessions.binary_search(&s).ok())
+        else {
             return Vec::new();
         };
-        let from = self.pairs.partition_point(|&(p, _)| p < s);
-        self.pairs
-            .get(from..)
+        let (Some(&a), Some(&b)) = (self.starts.get(i), self.starts.get(i + 1)) else {
+            return Vec::new();
+        };
+        self.ids
+            .get(a..b)
             .unwrap_or_default()
             .iter()
-            .take_while(|&&(p, _)| p == s)
-            .filter_map(|&(_, id)| self.terms.get(id as usize).map(String::as_str))
+            .filter_map(|&id| self.terms.get(id as usize).map(String::as_str))
             .collect()
     }
 }
