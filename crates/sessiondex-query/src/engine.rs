@@ -764,7 +764,7 @@ fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bo
         terms.seal(cat.len());
         s.phrase_terms = Some(terms);
         s.phrase_first = Some(first);
-        s.phrase_last = Some(last);
+        s.phrase_last = last;
         return Ok(Some(sessions));
     }
     if let Matcher::Regex(re) = &s.matcher {
@@ -2213,7 +2213,7 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
 /// last one's terms are a range of the map.
 ///
 /// Returns, per catalog session, whether it was noted, and the terms of each hot session that
-/// carry the first token and the last. For an ASCII phrase of two or more
+/// carry the first token, and the last (when the catalog has few such terms). For an ASCII phrase of two or more
 /// tokens no other session can hold a match: a match is ASCII text whose tokens are the
 /// phrase's, the first ending a term (a space or the next token follows it), the inner ones
 /// whole terms and the last beginning one. Other phrases (Unicode case and normal forms
@@ -2223,7 +2223,7 @@ fn phrase_cold_terms(
     index: &Index,
     cat: &sessiondex_core::catalog::Catalog<Bytes>,
     tokens: &[String],
-) -> Result<(Vec<bool>, PhraseTerms, PhraseTerms), Error> {
+) -> Result<(Vec<bool>, PhraseTerms, Option<PhraseTerms>), Error> {
     use fst::{IntoStreamer, Streamer};
     const NONE: u32 = u32::MAX;
     // Only hot shards look up their first- and last-token terms.
@@ -2269,13 +2269,10 @@ fn phrase_cold_terms(
         Ok(())
     };
     let Some((first_row, rest)) = rows.split_first_mut() else {
-        return Ok((
-            vec![false; cat.len()],
-            PhraseTerms::default(),
-            PhraseTerms::default(),
-        ));
+        return Ok((vec![false; cat.len()], PhraseTerms::default(), None));
     };
     let (mut first_listed, mut last_listed): (Listed, Listed) = Default::default();
+    let mut listing = false;
     let list = index.term_list()?;
     // One search of all terms' bytes for the first token, not a look at each term.
     let first = memchr::memmem::Finder::new(tokens[0].as_bytes());
@@ -2300,9 +2297,24 @@ fn phrase_cold_terms(
         let mut upper = last.to_vec();
         upper.push(0xff);
         let mut stream = map.range().ge(last).lt(&upper).into_stream();
+        // Listed for hot shards only while the catalog has at most PHRASE_LAST_LOOKUPS of
+        // them (each shard then holds at most that many): more are read from each shard's
+        // range, and listing them would cost a pair per hot session holding each.
+        listing = true;
         while let Some((term, ord)) = stream.next() {
-            if let Ok(term) = std::str::from_utf8(term) {
-                carry(out, last_row, term, ord, Some(&mut last_listed))?;
+            let term = std::str::from_utf8(term);
+            if listing && (term.is_err() || last_listed.0.len() >= PHRASE_LAST_LOOKUPS) {
+                listing = false;
+                last_listed = Listed::default();
+            }
+            if let Ok(term) = term {
+                carry(
+                    out,
+                    last_row,
+                    term,
+                    ord,
+                    listing.then_some(&mut last_listed),
+                )?;
             }
         }
     }
@@ -2319,7 +2331,7 @@ fn phrase_cold_terms(
     Ok((
         noted,
         PhraseTerms::new(first_listed.0, &first_listed.1),
-        PhraseTerms::new(last_listed.0, &last_listed.1),
+        listing.then(|| PhraseTerms::new(last_listed.0, &last_listed.1)),
     ))
 }
 
