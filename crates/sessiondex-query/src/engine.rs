@@ -2213,11 +2213,12 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
 /// last one's terms are a range of the map.
 ///
 /// Returns, per catalog session, whether it was noted, and the terms of each hot session that
-/// carry the first token, and the last (when the catalog has few such terms). For an ASCII phrase of two or more
-/// tokens no other session can hold a match: a match is ASCII text whose tokens are the
-/// phrase's, the first ending a term (a space or the next token follows it), the inner ones
-/// whole terms and the last beginning one. Other phrases (Unicode case and normal forms
-/// differ between phrase and tokenizer) and one-token phrases (any substring) do not narrow.
+/// carry the first token, and the last (when the catalog has at most [`PHRASE_LAST_LOOKUPS`]
+/// such terms). For an ASCII phrase of two or more tokens no other session can hold a match: a
+/// match is ASCII text whose tokens are the phrase's, the first ending a term (a space or the
+/// next token follows it), the inner ones whole terms and the last beginning one. Other
+/// phrases (Unicode case and normal forms differ between phrase and tokenizer) and one-token
+/// phrases (any substring) do not narrow.
 fn phrase_cold_terms(
     out: &mut ColdTerms,
     index: &Index,
