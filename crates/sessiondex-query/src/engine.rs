@@ -506,14 +506,12 @@ fn list_entries(list: Option<&EntryList<'_>>, n: usize) -> Result<Picked, Error>
     let Some(l) = list else {
         return Ok((Vec::new(), Some(0)));
     };
-    let mut out = Vec::with_capacity(l.len());
-    let mut next = 0u32;
-    for i in l.iter() {
-        if i < next || i as usize >= n {
-            return Err(corrupt());
-        }
-        out.push(i);
-        next = i + 1;
+    // Copied whole, then checked in one pass without an early exit (both loops run on
+    // vectors: a filter's list may hold most of a shard's entries).
+    let out: Vec<u32> = l.iter().collect();
+    let ascending = out.windows(2).fold(true, |ok, w| ok & (w[0] < w[1]));
+    if !ascending || out.last().is_some_and(|&i| i as usize >= n) {
+        return Err(corrupt());
     }
     Ok((out, Some(l.tokens)))
 }
