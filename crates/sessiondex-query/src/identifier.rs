@@ -14,7 +14,7 @@
 
 use memchr::memmem::Finder;
 use sessiondex_core::tokenize::{
-    any_token, is_ascii_term_byte, is_term_char, nfkc, term_char_at, tokenize,
+    any_token, is_ascii_term_byte, is_term_char, term_char_at, tokenize,
 };
 
 /// Shortest query tried as an exact id.
@@ -180,11 +180,7 @@ fn contains_sequence_mixed(
     first: &Finder<'_>,
     buf: &mut Vec<u8>,
 ) -> bool {
-    let normalized = if is_nfkc {
-        std::borrow::Cow::Borrowed(text)
-    } else {
-        nfkc(text)
-    };
+    let normalized = crate::fields::normalized(text, is_nfkc);
     let s: &str = &normalized;
     buf.clear();
     buf.extend(s.bytes().map(|b| b.to_ascii_lowercase()));
