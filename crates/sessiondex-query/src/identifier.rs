@@ -12,6 +12,7 @@
 //! - [`Sequence`]: whether the query's terms occur contiguously and in order in a text,
 //!   checked on an entry's stored text with the canonical tokenizer.
 
+use memchr::arch::all::packedpair::Pair;
 use memchr::memmem::Finder;
 use sessiondex_core::tokenize::{
     any_token, is_ascii_term_byte, is_term_char, term_char_at, tokenize,
@@ -95,19 +96,25 @@ pub fn contains_sequence(text: &str, seq: &[String]) -> bool {
 #[derive(Debug, Clone)]
 pub struct Sequence {
     terms: Vec<String>,
-    /// The first term, for a search of lowered ASCII text (every term non-empty ASCII).
-    ascii_first: Option<Finder<'static>>,
+    /// The first term's search, ASCII case ignored (every term non-empty ASCII).
+    ascii_first: Option<CaseFinder>,
 }
 
 impl Sequence {
     /// A sequence of canonical terms (as [`sequence`] gives them).
     #[must_use]
     pub fn new(terms: Vec<String>) -> Sequence {
+        Sequence::with(terms, None)
+    }
+
+    /// [`Sequence::new`], its first term searched by its rare byte or in a lowered copy as
+    /// `rare` says (a test runs both), else as the byte's rank says.
+    fn with(terms: Vec<String>, rare: Option<bool>) -> Sequence {
         let ascii = !terms.is_empty() && terms.iter().all(|t| !t.is_empty() && t.is_ascii());
         let ascii_first = terms
             .first()
             .filter(|_| ascii)
-            .map(|t| Finder::new(t.as_bytes()).into_owned());
+            .and_then(|t| CaseFinder::new(t.as_bytes(), rare));
         Sequence { terms, ascii_first }
     }
 
@@ -126,71 +133,103 @@ impl Sequence {
             return false;
         }
         match &self.ascii_first {
-            Some(first) if text.is_ascii() => {
-                buf.clear();
-                buf.extend(text.bytes().map(|b| b.to_ascii_lowercase()));
-                contains_sequence_ascii(buf, &self.terms, first)
-            }
-            Some(first) => contains_sequence_mixed(text, is_nfkc, &self.terms, first, buf),
+            Some(first) => contains_sequence_ascii(text, is_nfkc, &self.terms, first, buf),
             None => contains_sequence_general(text, &self.terms),
         }
     }
 }
 
-/// [`Sequence::is_in`] of lowered ASCII text and non-empty ASCII terms, in place: the tokens
-/// of ASCII text are its runs of term bytes, lowered. Each place the first term occurs
-/// after a non-term byte (a substring search) is tried: the terms must follow one another
-/// there, each a whole run, separated by non-term bytes.
-fn contains_sequence_ascii(text: &[u8], seq: &[String], first: &Finder<'_>) -> bool {
-    let at = |mut q: usize| -> bool {
-        for (j, tok) in seq.iter().enumerate() {
-            if j > 0 {
-                // The term before ended at a non-term byte (or the end): skip the gap.
-                while text.get(q).is_some_and(|&b| !is_ascii_term_byte(b)) {
-                    q += 1;
-                }
-            }
-            let t = tok.as_bytes();
-            if text.get(q..q + t.len()) != Some(t) {
-                return false;
-            }
-            q += t.len();
-            if text.get(q).is_some_and(|&b| is_ascii_term_byte(b)) {
-                return false;
-            }
-        }
-        true
-    };
-    first
-        .find_iter(text)
-        .any(|s| (s == 0 || text.get(s - 1).is_some_and(|&b| !is_ascii_term_byte(b))) && at(s))
+/// A search for a lowered ASCII term with ASCII case ignored.
+#[derive(Debug, Clone)]
+struct CaseFinder {
+    term: Vec<u8>,
+    how: CaseSearch,
 }
 
-/// [`Sequence::is_in`] of text that is not all ASCII, for non-empty ASCII terms. A token
-/// equal to an ASCII term is a run of ASCII term characters of the normalized text, lowered
-/// (a run holding any other character keeps one after lowering: no character of normalized
-/// text lowers to ASCII alone, `lowering_keeps_non_ascii` checks every one). So the ASCII
-/// letters are lowered in place and the first term is searched as a substring; only around
-/// the places it occurs are characters classified: the terms must follow one another there,
-/// each a whole run, separated by characters that are not term characters.
-fn contains_sequence_mixed(
+#[derive(Debug, Clone)]
+enum CaseSearch {
+    /// The term's rarest byte (memchr's ranking, which its substring search uses) is rare
+    /// in text: it is found in either case and the term compared around each place, so the
+    /// text is read once and neither copied nor lowered.
+    Rare { at: usize, lo: u8, up: u8 },
+    /// Every byte of the term is common (`error`): a byte search would stop at most bytes
+    /// of the text, so a lowered copy is searched for the term instead.
+    Lowered(Box<Finder<'static>>),
+}
+
+impl CaseFinder {
+    /// The search for `term` (lowered ASCII), by its rarest byte when `rare` (else when the
+    /// byte ranks at most as `w` does: a pair's first index is its rarer byte); `None` when
+    /// the term is empty.
+    fn new(term: &[u8], rare: Option<bool>) -> Option<CaseFinder> {
+        let at = Pair::new(term).map_or(0, |p| usize::from(p.index1()));
+        let b = *term.get(at)?;
+        let rare = rare.unwrap_or_else(|| Pair::new(&[b, b'w']).is_some_and(|p| p.index1() == 0));
+        let how = if rare {
+            CaseSearch::Rare {
+                at,
+                lo: b,
+                up: b.to_ascii_uppercase(),
+            }
+        } else {
+            CaseSearch::Lowered(Box::new(Finder::new(term).into_owned()))
+        };
+        Some(CaseFinder {
+            term: term.to_vec(),
+            how,
+        })
+    }
+
+    /// Whether `f` holds for a place where the term starts in `hay`, ASCII case ignored (the
+    /// places are tried in ascending order; one inside another may be skipped, which for a
+    /// term of term bytes never starts a token).
+    fn any_start(&self, hay: &[u8], buf: &mut Vec<u8>, mut f: impl FnMut(usize) -> bool) -> bool {
+        match &self.how {
+            CaseSearch::Rare { at, lo, up } => memchr::memchr2_iter(*lo, *up, hay).any(|p| {
+                p.checked_sub(*at).is_some_and(|s| {
+                    hay.get(s..s + self.term.len())
+                        .is_some_and(|w| w.eq_ignore_ascii_case(&self.term))
+                        && f(s)
+                })
+            }),
+            CaseSearch::Lowered(finder) => {
+                // Copied whole, then lowered in place (the loop vectorizes; a push of each
+                // lowered byte did not).
+                buf.clear();
+                buf.extend_from_slice(hay);
+                buf.make_ascii_lowercase();
+                finder.find_iter(buf).any(f)
+            }
+        }
+    }
+}
+
+/// [`Sequence::is_in`] for non-empty ASCII terms (any text). A token equal to an ASCII term
+/// is a run of ASCII term characters of the normalized text, lowered (a run holding any other
+/// character keeps one after lowering: no character of normalized text lowers to ASCII alone,
+/// `lowering_keeps_non_ascii` checks every one). So the first term is searched as a
+/// substring, ASCII case ignored; only around the places it occurs are characters
+/// classified: the terms must follow one another there, each a whole run, separated by
+/// characters that are not term characters.
+fn contains_sequence_ascii(
     text: &str,
     is_nfkc: bool,
     seq: &[String],
-    first: &Finder<'_>,
+    first: &CaseFinder,
     buf: &mut Vec<u8>,
 ) -> bool {
     let normalized = crate::fields::normalized(text, is_nfkc);
     let s: &str = &normalized;
-    buf.clear();
-    buf.extend(s.bytes().map(|b| b.to_ascii_lowercase()));
-    let lowered: &[u8] = buf;
-    // Only ASCII bytes changed: `s`'s characters are at the same places.
+    let bytes = s.as_bytes();
     let term_at = |q: usize| term_char_at(s, q).is_some_and(|(t, _)| t);
-    let term_before = |p: usize| {
-        s.get(..p)
+    // A place the first term starts is a char boundary (the term is ASCII).
+    let term_before = |p: usize| match p.checked_sub(1).and_then(|i| bytes.get(i)) {
+        None => false,
+        Some(&b) if b < 0x80 => is_ascii_term_byte(b),
+        Some(_) => s
+            .get(..p)
             .and_then(|head| head.chars().next_back())
-            .is_some_and(is_term_char)
+            .is_some_and(is_term_char),
     };
     let at = |mut q: usize| -> bool {
         for (j, tok) in seq.iter().enumerate() {
@@ -201,7 +240,10 @@ fn contains_sequence_mixed(
                 }
             }
             let t = tok.as_bytes();
-            if lowered.get(q..q + t.len()) != Some(t) {
+            if !bytes
+                .get(q..q + t.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(t))
+            {
                 return false;
             }
             q += t.len();
@@ -211,7 +253,7 @@ fn contains_sequence_mixed(
         }
         true
     };
-    first.find_iter(lowered).any(|p| !term_before(p) && at(p))
+    first.any_start(bytes, buf, |p| !term_before(p) && at(p))
 }
 
 /// [`Sequence::is_in`] through the tokenizer: any text. Shift-And over the tokens: bit `j`
@@ -295,9 +337,10 @@ mod tests {
         assert!(!contains_sequence("a b a b", &s));
     }
 
-    /// The in-place check of ASCII text answers as the tokenizer does: every text of up to
-    /// five symbols over letters of both cases, a digit, `_` and separators, against term
-    /// sequences of one to three terms (a term may be a run of several symbols).
+    /// The in-place check of ASCII text answers as the tokenizer does, the first term found
+    /// by its rare byte and in a lowered copy: every text of up to five symbols over letters
+    /// of both cases, a digit, `_` and separators, against term sequences of one to three
+    /// terms (a term may be a run of several symbols).
     #[test]
     fn ascii_sequences_are_the_tokenizer_sequences() {
         let symbols = ["a", "A", "b", "1", "_", " ", "-", "ab", "\n"];
@@ -311,7 +354,15 @@ mod tests {
                 seqs.push(vec![x.into(), y.into(), "a".into()]);
             }
         }
-        let seqs: Vec<Sequence> = seqs.into_iter().map(Sequence::new).collect();
+        let seqs: Vec<Sequence> = seqs
+            .into_iter()
+            .flat_map(|q| {
+                [
+                    Sequence::with(q.clone(), Some(true)),
+                    Sequence::with(q, Some(false)),
+                ]
+            })
+            .collect();
         let mut hits = 0;
         let mut buf = Vec::new();
         for t in &texts {
@@ -372,11 +423,10 @@ mod tests {
                 let want = tokens.windows(q.len()).any(|w| w == q.as_slice());
                 assert_eq!(contains_sequence_general(t, q), want, "{t:?} {q:?}");
                 assert_eq!(contains_sequence_window(t, q), want, "{t:?} {q:?}");
-                assert_eq!(
-                    Sequence::new(q.clone()).is_in(t, false, &mut Vec::new()),
-                    want,
-                    "{t:?} {q:?}"
-                );
+                for rare in [true, false] {
+                    let seq = Sequence::with(q.clone(), Some(rare));
+                    assert_eq!(seq.is_in(t, false, &mut Vec::new()), want, "{t:?} {q:?}");
+                }
                 hits += usize::from(want);
             }
         }
