@@ -12,8 +12,7 @@
 //! - [`Sequence`]: whether the query's terms occur contiguously and in order in a text,
 //!   checked on an entry's stored text with the canonical tokenizer.
 
-use memchr::arch::all::packedpair::Pair;
-use memchr::memmem::Finder;
+use crate::case_find::CaseFinder;
 use sessiondex_core::tokenize::{
     any_token, is_ascii_term_byte, is_term_char, term_char_at, tokenize,
 };
@@ -139,71 +138,6 @@ impl Sequence {
     }
 }
 
-/// A search for a lowered ASCII term with ASCII case ignored.
-#[derive(Debug, Clone)]
-struct CaseFinder {
-    term: Vec<u8>,
-    how: CaseSearch,
-}
-
-#[derive(Debug, Clone)]
-enum CaseSearch {
-    /// The term's rarest byte (memchr's ranking, which its substring search uses) is rare
-    /// in text: it is found in either case and the term compared around each place, so the
-    /// text is read once and neither copied nor lowered.
-    Rare { at: usize, lo: u8, up: u8 },
-    /// Every byte of the term is common (`error`): a byte search would stop at most bytes
-    /// of the text, so a lowered copy is searched for the term instead.
-    Lowered(Box<Finder<'static>>),
-}
-
-impl CaseFinder {
-    /// The search for `term` (lowered ASCII), by its rarest byte when `rare` (else when the
-    /// byte ranks at most as `w` does: a pair's first index is its rarer byte); `None` when
-    /// the term is empty.
-    fn new(term: &[u8], rare: Option<bool>) -> Option<CaseFinder> {
-        let at = Pair::new(term).map_or(0, |p| usize::from(p.index1()));
-        let b = *term.get(at)?;
-        let rare = rare.unwrap_or_else(|| Pair::new(&[b, b'w']).is_some_and(|p| p.index1() == 0));
-        let how = if rare {
-            CaseSearch::Rare {
-                at,
-                lo: b,
-                up: b.to_ascii_uppercase(),
-            }
-        } else {
-            CaseSearch::Lowered(Box::new(Finder::new(term).into_owned()))
-        };
-        Some(CaseFinder {
-            term: term.to_vec(),
-            how,
-        })
-    }
-
-    /// Whether `f` holds for a place where the term starts in `hay`, ASCII case ignored (the
-    /// places are tried in ascending order; one inside another may be skipped, which for a
-    /// term of term bytes never starts a token).
-    fn any_start(&self, hay: &[u8], buf: &mut Vec<u8>, mut f: impl FnMut(usize) -> bool) -> bool {
-        match &self.how {
-            CaseSearch::Rare { at, lo, up } => memchr::memchr2_iter(*lo, *up, hay).any(|p| {
-                p.checked_sub(*at).is_some_and(|s| {
-                    hay.get(s..s + self.term.len())
-                        .is_some_and(|w| w.eq_ignore_ascii_case(&self.term))
-                        && f(s)
-                })
-            }),
-            CaseSearch::Lowered(finder) => {
-                // Copied whole, then lowered in place (the loop vectorizes; a push of each
-                // lowered byte did not).
-                buf.clear();
-                buf.extend_from_slice(hay);
-                buf.make_ascii_lowercase();
-                finder.find_iter(buf).any(f)
-            }
-        }
-    }
-}
-
 /// [`Sequence::is_in`] for non-empty ASCII terms (any text). A token equal to an ASCII term
 /// is a run of ASCII term characters of the normalized text, lowered (a run holding any other
 /// character keeps one after lowering: no character of normalized text lowers to ASCII alone,
@@ -253,7 +187,9 @@ fn contains_sequence_ascii(
         }
         true
     };
-    first.any_start(bytes, buf, |p| !term_before(p) && at(p))
+    first.lower_into(bytes, buf);
+    let found = first.starts(bytes, buf).any(|p| !term_before(p) && at(p));
+    found
 }
 
 /// [`Sequence::is_in`] through the tokenizer: any text. Shift-And over the tokens: bit `j`

@@ -28,6 +28,7 @@
 pub use sessiondex_core as core;
 
 pub mod bm25;
+mod case_find;
 pub mod engine;
 pub mod error;
 pub mod expand;
