@@ -50,6 +50,23 @@ pub fn is_nfkc(text: &str) -> bool {
         })
 }
 
+/// The first byte at or after `from` that is not ASCII: blocks of 32 bytes are checked a
+/// word at a time (`is_ascii`), and only a block that holds one is searched byte by byte.
+#[must_use]
+#[inline]
+pub fn next_non_ascii(b: &[u8], from: usize) -> Option<usize> {
+    let rest = b.get(from..)?;
+    let (blocks, tail) = rest.as_chunks::<32>();
+    let mut at = from;
+    for block in blocks {
+        if !block.is_ascii() {
+            return block.iter().position(|&c| c >= 0x80).map(|p| at + p);
+        }
+        at += 32;
+    }
+    tail.iter().position(|&c| c >= 0x80).map(|p| at + p)
+}
+
 /// The byte ranges of `text` around its non-ASCII characters: from the ASCII character just
 /// before a run of non-ASCII characters (when there is one) to the next ASCII character or
 /// the end. Every bound is a char boundary (next to an ASCII byte, or an end).
@@ -57,7 +74,7 @@ fn non_ascii_islands(text: &str) -> impl Iterator<Item = std::ops::Range<usize>>
     let b = text.as_bytes();
     let mut from = 0;
     std::iter::from_fn(move || {
-        let p = from + b.get(from..)?.iter().position(|&c| c >= 0x80)?;
+        let p = next_non_ascii(b, from)?;
         let end = p + b
             .get(p..)
             .and_then(|rest| rest.iter().position(|&c| c < 0x80))
@@ -422,6 +439,37 @@ pub fn tokenize(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The block search finds the first non-ASCII byte from every start, as a byte search
+    /// does: texts of up to 100 bytes with one to three non-ASCII bytes anywhere, or none.
+    #[test]
+    fn next_non_ascii_is_the_byte_search() {
+        let mut checked = 0;
+        for len in 0..100usize {
+            for marks in [
+                vec![],
+                vec![len / 2],
+                vec![0, len.saturating_sub(1)],
+                vec![31, 32, 64],
+            ] {
+                let mut b = vec![b'a'; len];
+                for &m in &marks {
+                    if let Some(x) = b.get_mut(m) {
+                        *x = 0xc3;
+                    }
+                }
+                for from in 0..=len + 1 {
+                    let want = b
+                        .get(from..)
+                        .and_then(|r| r.iter().position(|&c| c >= 0x80))
+                        .map(|p| from + p);
+                    assert_eq!(next_non_ascii(&b, from), want, "{len} {marks:?} {from}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 4 * (2..=101).sum::<usize>());
+    }
 
     /// Every character's kept class is its properties' answer; a run of ASCII term bytes
     /// and sealed characters holding one of them is one token that is not ASCII, for every

@@ -57,7 +57,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use sessiondex_core::tokenize::{
-    char_class, for_each_token, is_ascii_term_byte, nfkc, SEALED, TERM,
+    char_class, for_each_token, is_ascii_term_byte, next_non_ascii, nfkc, SEALED, TERM,
 };
 use sessiondex_source::TextClass;
 
@@ -477,10 +477,7 @@ impl NormalizedText {
         let mut i = 0;
         while let Some(&c0) = b.get(i) {
             if c0 < 0x80 {
-                let j = b
-                    .get(i..)
-                    .and_then(|rest| rest.iter().position(|&c| c >= 0x80))
-                    .map_or(b.len(), |p| i + p);
+                let j = next_non_ascii(b, i).unwrap_or(b.len());
                 let mut k = if j == b.len() { j } else { j - 1 };
                 while k > i && b.get(k - 1).is_some_and(|&c| is_ascii_space(c)) {
                     k -= 1;
@@ -728,21 +725,6 @@ fn ascii_transparent(text: &str) -> bool {
         i = at + c.len_utf8();
     }
     true
-}
-
-/// The first byte at or after `from` that is not ASCII: blocks of 32 bytes are checked a
-/// word at a time (`is_ascii`), and only a block that holds one is searched byte by byte.
-fn next_non_ascii(b: &[u8], from: usize) -> Option<usize> {
-    let rest = b.get(from..)?;
-    let (blocks, tail) = rest.as_chunks::<32>();
-    let mut at = from;
-    for block in blocks {
-        if !block.is_ascii() {
-            return block.iter().position(|&c| c >= 0x80).map(|p| at + p);
-        }
-        at += 32;
-    }
-    tail.iter().position(|&c| c >= 0x80).map(|p| at + p)
 }
 
 /// What [`is_opaque`] found for each character of the Basic Multilingual Plane: 0 not yet
@@ -1254,37 +1236,6 @@ mod tests {
         for c in ["日", "é", "Σ", "ς", "ß", "🚀", "✅", "가", "ж"] {
             assert!(ascii_transparent(&format!("a{c}b")), "{c:?}");
         }
-    }
-
-    /// The block search finds the first non-ASCII byte from every start, as a byte search
-    /// does: texts of up to 100 bytes with one to three non-ASCII bytes anywhere, or none.
-    #[test]
-    fn next_non_ascii_is_the_byte_search() {
-        let mut checked = 0;
-        for len in 0..100usize {
-            for marks in [
-                vec![],
-                vec![len / 2],
-                vec![0, len.saturating_sub(1)],
-                vec![31, 32, 64],
-            ] {
-                let mut b = vec![b'a'; len];
-                for &m in &marks {
-                    if let Some(x) = b.get_mut(m) {
-                        *x = 0xc3;
-                    }
-                }
-                for from in 0..=len + 1 {
-                    let want = b
-                        .get(from..)
-                        .and_then(|r| r.iter().position(|&c| c >= 0x80))
-                        .map(|p| from + p);
-                    assert_eq!(next_non_ascii(&b, from), want, "{len} {marks:?} {from}");
-                    checked += 1;
-                }
-            }
-        }
-        assert_eq!(checked, 4 * (2..=101).sum::<usize>());
     }
 
     #[test]
