@@ -61,6 +61,8 @@ use sessiondex_core::tokenize::{
 };
 use sessiondex_source::TextClass;
 
+#[cfg(not(target_arch = "wasm32"))]
+use crate::case_find::CaseFinder;
 use crate::request::QueryMatch;
 
 /// BM25 `k1`.
@@ -932,6 +934,102 @@ pub fn term_spans(text: &str, terms: &QueryTerms, max: usize) -> Vec<Range<usize
     term_spans_general(text, terms, max)
 }
 
+/// Terms searched one at a time in ASCII text by [`TermSearch`] (their places are merged as
+/// two lists); with more, one pass over the text's runs costs less.
+#[cfg(not(target_arch = "wasm32"))]
+const SEARCHED_TERMS: usize = 2;
+
+/// The query terms of a page's highlights, ready for [`TermSearch::ascii_spans`].
+#[derive(Debug, Clone)]
+pub(crate) struct TermSearch {
+    /// A search per term that can be a token of ASCII text (ASCII term bytes only), when
+    /// there are at most [`SEARCHED_TERMS`] terms.
+    #[cfg(not(target_arch = "wasm32"))]
+    finders: Option<Vec<(CaseFinder, usize)>>,
+}
+
+impl TermSearch {
+    /// The searches of `terms` (none in the browser build, which compares runs and keeps 3 KB
+    /// of .wasm).
+    #[cfg_attr(target_arch = "wasm32", allow(unused_variables))]
+    pub(crate) fn new(terms: &QueryTerms) -> TermSearch {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let ts = terms.terms();
+            let finders = (ts.len() <= SEARCHED_TERMS).then(|| {
+                ts.iter()
+                    .filter(|t| t.bytes().all(is_ascii_term_byte))
+                    .filter_map(|t| Some((CaseFinder::new(t.as_bytes(), None)?, t.len())))
+                    .collect()
+            });
+            TermSearch { finders }
+        }
+        #[cfg(target_arch = "wasm32")]
+        TermSearch {}
+    }
+
+    /// [`term_spans`] of ASCII `text` (the same spans). With few terms each is searched as a
+    /// substring, ASCII case ignored (by its rare byte or in a lowered copy), and kept where
+    /// no term byte is next to it: a token is a whole run of term bytes. Else the text's runs
+    /// are compared with the terms.
+    pub(crate) fn ascii_spans(
+        &self,
+        text: &[u8],
+        terms: &QueryTerms,
+        max: usize,
+    ) -> Vec<Range<usize>> {
+        if max == 0 || terms.is_empty() {
+            return Vec::new();
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(finders) = &self.finders {
+            return searched_spans(finders, text, max);
+        }
+        ascii_runs(text)
+            .filter(|r| is_ascii_term(&text[r.clone()], terms.terms()))
+            .take(max)
+            .collect()
+    }
+}
+
+/// [`TermSearch::ascii_spans`] by a search of each of (at most two) terms.
+#[cfg(not(target_arch = "wasm32"))]
+fn searched_spans(finders: &[(CaseFinder, usize)], text: &[u8], max: usize) -> Vec<Range<usize>> {
+    let mut lowered = Vec::new();
+    let mut lists = finders.iter().map(|(f, len)| {
+        f.lower_into(text, &mut lowered);
+        let whole = |s: usize| {
+            (s == 0 || text.get(s - 1).is_some_and(|&b| !is_ascii_term_byte(b)))
+                && text.get(s + len).is_none_or(|&b| !is_ascii_term_byte(b))
+        };
+        f.starts(text, &lowered)
+            .filter(|&s| whole(s))
+            .take(max)
+            .map(|s| s..s + len)
+            .collect::<Vec<_>>()
+    });
+    let (a, b) = (
+        lists.next().unwrap_or_default(),
+        lists.next().unwrap_or_default(),
+    );
+    if b.is_empty() {
+        return a;
+    }
+    // Two terms' places never meet (each is a whole run): merged, they are the runs'.
+    let mut out = Vec::with_capacity(max.min(a.len() + b.len()));
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    while out.len() < max {
+        let r = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if y.start < x.start => b.next(),
+            (Some(_), _) => a.next(),
+            (None, _) => b.next(),
+        };
+        let Some(r) = r else { break };
+        out.push(r);
+    }
+    out
+}
+
 /// The runs of term bytes (`_`, letters, digits) of ASCII text, in order: its tokens, before
 /// they are lowered.
 pub(crate) fn ascii_runs(text: &[u8]) -> impl Iterator<Item = Range<usize>> + '_ {
@@ -1042,6 +1140,44 @@ mod tests {
             text.push(char::from(alphabet[(*x % alphabet.len() as u64) as usize]));
         }
         text
+    }
+
+    /// The spans of ASCII text searched term by term are the runs' spans: random texts over
+    /// both cases of a rare and a common letter, a digit, `_` and separators, one to three
+    /// terms (three: the runs are compared), every cap.
+    #[test]
+    fn searched_ascii_spans_are_the_runs_spans() {
+        let alphabet = b"qQaA1_ .-";
+        let sets: [&[&str]; 9] = [
+            &["q"],
+            &["a"],
+            &["qa"],
+            &["aq", "a"],
+            &["q_1", "qq"],
+            &["aa", "a1"],
+            &["q", "a", "qa"],
+            &["é", "q"],
+            &["a.q"],
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut found = 0;
+        for len in 0..600 {
+            let text = random_text(alphabet, len % 40, &mut x);
+            for set in sets {
+                let q = QueryTerms::from_terms(set.iter().copied());
+                let search = TermSearch::new(&q);
+                for max in [0, 1, 2, 5, usize::MAX] {
+                    let want = term_spans(&text, &q, max);
+                    assert_eq!(
+                        search.ascii_spans(text.as_bytes(), &q, max),
+                        want,
+                        "{text:?} {set:?} {max}"
+                    );
+                    found += want.len();
+                }
+            }
+        }
+        assert!(found > 5_000, "{found}");
     }
 
     /// A one-term score is [`Bm25::score_idf`]'s to the bit, over frequencies, lengths past

@@ -3035,6 +3035,7 @@ pub fn recall(
 
     // One page, bounded.
     let highlight = QueryTerms::from_terms(s.highlight.iter().cloned());
+    let searched = crate::bm25::TermSearch::new(&highlight);
     let branches_arg = (v.branches == Branches::All).then_some(Branches::All);
     let mut hits = Vec::new();
     let base = 600 + json_len(&s.coverage) + json_len(req);
@@ -3093,10 +3094,10 @@ pub fn recall(
                 };
                 let spans_of = |text: &str| match &s.matcher {
                     Matcher::None => Vec::new(),
-                    Matcher::Terms { .. } => {
-                        let cap = if text.is_ascii() { term_cap } else { MAX_SNIP };
-                        crate::bm25::term_spans(text, &highlight, cap)
+                    Matcher::Terms { .. } if text.is_ascii() => {
+                        searched.ascii_spans(text.as_bytes(), &highlight, term_cap)
                     }
+                    Matcher::Terms { .. } => crate::bm25::term_spans(text, &highlight, MAX_SNIP),
                     Matcher::Phrase { phrase, .. } => phrase.spans(text, MAX_SNIP),
                     Matcher::Regex(re) => re.find_spans(text, MAX_SNIP),
                 };
