@@ -1,6 +1,7 @@
 //! A substring search for a lowered ASCII word, ASCII case ignored, over text that is not
 //! lowered: where a sequence of query terms may start in a stored text
-//! ([`crate::identifier::Sequence`]).
+//! ([`crate::identifier::Sequence`]), and where a query term occurs in a page hit's ASCII text
+//! (`bm25::TermSearch`).
 
 use memchr::arch::all::packedpair::Pair;
 use memchr::memmem::Finder;
@@ -25,8 +26,9 @@ enum How {
 
 impl CaseFinder {
     /// The search for `word` (ASCII, lowered here), by its rarest byte when `rare` says so,
-    /// else when that byte ranks at most as `w` does (a pair's first index is its rarer
-    /// byte; `w` is about as frequent as `q` and `Q` together); `None` when it is empty.
+    /// else when that byte ranks at most as `w` does in memchr's table (a pair's first index
+    /// is its rarer byte): of the lowercase letters `j`, `k`, `q`, `w` and `z` do, and the
+    /// digits 3 to 8; `None` when the word is empty.
     pub(crate) fn new(word: &[u8], rare: Option<bool>) -> Option<CaseFinder> {
         let word = word.to_ascii_lowercase();
         let at = Pair::new(&word).map_or(0, |p| usize::from(p.index1()));
