@@ -924,14 +924,18 @@ pub fn term_spans(text: &str, terms: &QueryTerms, max: usize) -> Vec<Range<usize
         return Vec::new();
     }
     if text.is_ascii() {
-        // Each run of term bytes is one token, lowered.
-        let bytes = text.as_bytes();
-        return ascii_runs(bytes)
-            .filter(|r| is_ascii_term(&bytes[r.clone()], terms.terms()))
-            .take(max)
-            .collect();
+        return run_spans(text.as_bytes(), terms, max);
     }
     term_spans_general(text, terms, max)
+}
+
+/// [`term_spans`] of ASCII text: each run of term bytes is one token, lowered, and is
+/// compared with the terms.
+fn run_spans(text: &[u8], terms: &QueryTerms, max: usize) -> Vec<Range<usize>> {
+    ascii_runs(text)
+        .filter(|r| is_ascii_term(&text[r.clone()], terms.terms()))
+        .take(max)
+        .collect()
 }
 
 /// Terms searched one at a time in ASCII text by [`TermSearch`] (their places are merged as
@@ -985,10 +989,7 @@ impl TermSearch {
         if let Some(finders) = &self.finders {
             return searched_spans(finders, text, max);
         }
-        ascii_runs(text)
-            .filter(|r| is_ascii_term(&text[r.clone()], terms.terms()))
-            .take(max)
-            .collect()
+        run_spans(text, terms, max)
     }
 }
 
