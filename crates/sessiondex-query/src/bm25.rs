@@ -760,6 +760,19 @@ fn is_opaque(c: char) -> bool {
     opaque
 }
 
+/// Copies `text` into `low` with ASCII letters lowered, and answers whether `text` is ASCII.
+/// One pass over the bytes (it vectorizes) does both.
+fn lower_into(low: &mut Vec<u8>, text: &[u8]) -> bool {
+    low.clear();
+    low.extend_from_slice(text);
+    let mut seen = 0u8;
+    for b in low.iter_mut() {
+        seen |= *b;
+        *b = b.to_ascii_lowercase();
+    }
+    seen.is_ascii()
+}
+
 /// A phrase query: contiguous, case-insensitive, over normalized text.
 #[derive(Debug, Clone)]
 pub struct Phrase {
@@ -820,11 +833,29 @@ impl Phrase {
     /// [`Phrase::spans`] without mapping matches back to the original bytes.
     #[must_use]
     pub fn count(&self, text: &str, max: usize) -> usize {
-        if self.in_place(text) {
-            let mut n = 0;
-            self.matches_in_place(text.as_bytes(), max, |_| n += 1);
-            return n;
+        if self.searched_in_place() {
+            // One pass copies the text lowered and learns whether it is ASCII.
+            let mut low = LOWERED.with(std::cell::Cell::take);
+            let ascii = lower_into(&mut low, text.as_bytes());
+            let mut n = None;
+            if ascii || ascii_transparent(text) {
+                let mut k = 0;
+                self.matches_lowered(&low, max, |_| k += 1);
+                n = Some(k);
+            }
+            LOWERED.with(|c| c.set(low));
+            if let Some(n) = n {
+                return n;
+            }
+        } else if text.is_ascii() {
+            // The normal form of ASCII text is ASCII: no match for this needle.
+            return 0;
         }
+        self.count_normalized(text, max)
+    }
+
+    /// [`Phrase::count`] on the normal form of `text`: any text.
+    fn count_normalized(&self, text: &str, max: usize) -> usize {
         let normal = NormalizedText::text_only(text);
         memchr::memmem::find_iter(normal.as_bytes(), self.needle.as_bytes())
             .take(max)
@@ -847,18 +878,27 @@ impl Phrase {
     /// search); matches are taken leftmost first without overlap, as on the normal form. A
     /// match's range is the one the normal form's map gives: it begins and ends with a byte
     /// of the needle that is no space (the needle is trimmed), each the text's own.
-    fn matches_in_place(&self, text: &[u8], max: usize, mut on_match: impl FnMut(Range<usize>)) {
-        let needle = self.needle.as_bytes();
-        // The normal form of ASCII text is ASCII; the needle never begins with a space.
-        if needle.first().is_none_or(|&b| b == b' ') || !needle.is_ascii() {
+    fn matches_in_place(&self, text: &[u8], max: usize, on_match: impl FnMut(Range<usize>)) {
+        if !self.searched_in_place() {
             return;
         }
         let mut low = LOWERED.with(std::cell::Cell::take);
-        // Copied whole, then lowered in place (the loop vectorizes; a push of each lowered
-        // byte did not).
-        low.clear();
-        low.extend_from_slice(text);
-        low.make_ascii_lowercase();
+        lower_into(&mut low, text);
+        self.matches_lowered(&low, max, on_match);
+        LOWERED.with(|c| c.set(low));
+    }
+
+    /// Whether the needle can match in ASCII text: it is ASCII (the normal form of ASCII text
+    /// is) and does not begin with a space (it never does: it is trimmed).
+    fn searched_in_place(&self) -> bool {
+        let needle = self.needle.as_bytes();
+        needle.first().is_some_and(|&b| b != b' ') && needle.is_ascii()
+    }
+
+    /// [`Phrase::matches_in_place`] on the text lowered by [`lower_into`]; the needle is one
+    /// [`Phrase::searched_in_place`] takes.
+    fn matches_lowered(&self, low: &[u8], max: usize, mut on_match: impl FnMut(Range<usize>)) {
+        let needle = self.needle.as_bytes();
         let at = |p: usize| -> Option<usize> {
             let mut q = p;
             for &n in needle {
@@ -891,7 +931,6 @@ impl Phrase {
                 p += 1;
             }
         }
-        LOWERED.with(|c| c.set(low));
     }
 
     /// Non-overlapping matches as byte ranges of the original `text`, at most `max`.
