@@ -116,25 +116,16 @@ impl FileKind {
         }
     }
 
-    /// The text whose hash is the schema fingerprint: the payload layout and the rkyv features.
-    /// Change it whenever the payload struct changes.
-    fn schema(self) -> &'static str {
-        match self {
-            FileKind::Hot => crate::hot::SCHEMA,
-            FileKind::Cold => crate::cold::SCHEMA,
-            FileKind::Catalog => crate::catalog::SCHEMA,
-        }
-    }
-
-    /// The schema fingerprint stored in the header.
+    /// The schema fingerprint stored in the header: xxh3-64 of the rkyv features, the summary's
+    /// schema and the kind's payload schema, joined by newlines (change a schema text whenever
+    /// its struct changes). Hashed at compile time, so the texts take no room in the binary.
     #[must_use]
     pub fn schema_fingerprint(self) -> u64 {
-        let mut text = String::from(RKYV_LAYOUT);
-        text.push('\n');
-        text.push_str(crate::summary::SUMMARY_SCHEMA);
-        text.push('\n');
-        text.push_str(self.schema());
-        xxh3_64(text.as_bytes())
+        match self {
+            FileKind::Hot => HOT_FINGERPRINT,
+            FileKind::Cold => COLD_FINGERPRINT,
+            FileKind::Catalog => CATALOG_FINGERPRINT,
+        }
     }
 
     /// The kind whose magic starts `bytes`.
@@ -149,6 +140,51 @@ impl FileKind {
 
 /// The rkyv features every payload is written with (pinned in the workspace manifest).
 const RKYV_LAYOUT: &str = "rkyv 0.8 little_endian aligned pointer_width_32";
+
+/// The texts a kind's schema fingerprint hashes ([`FileKind::schema_fingerprint`]).
+const fn schema_parts(payload: &'static str) -> [&'static str; 3] {
+    [RKYV_LAYOUT, crate::summary::SUMMARY_SCHEMA, payload]
+}
+
+/// The length of `parts` joined by newlines.
+const fn joined_len(parts: [&str; 3]) -> usize {
+    parts[0].len() + parts[1].len() + parts[2].len() + 2
+}
+
+/// `parts` joined by newlines, `N` bytes ([`joined_len`]), at compile time.
+const fn joined<const N: usize>(parts: [&str; 3]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let mut at = 0;
+    let mut p = 0;
+    while p < parts.len() {
+        if p > 0 {
+            out[at] = b'\n';
+            at += 1;
+        }
+        let b = parts[p].as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            out[at] = b[i];
+            at += 1;
+            i += 1;
+        }
+        p += 1;
+    }
+    out
+}
+
+/// The schema fingerprint of a payload schema text, as a constant.
+macro_rules! fingerprint {
+    ($payload:expr) => {{
+        const PARTS: [&str; 3] = schema_parts($payload);
+        const TEXT: [u8; joined_len(PARTS)] = joined(PARTS);
+        xxhash_rust::const_xxh3::xxh3_64(&TEXT)
+    }};
+}
+
+const HOT_FINGERPRINT: u64 = fingerprint!(crate::hot::SCHEMA);
+const COLD_FINGERPRINT: u64 = fingerprint!(crate::cold::SCHEMA);
+const CATALOG_FINGERPRINT: u64 = fingerprint!(crate::catalog::SCHEMA);
 
 /// True when `bytes` starts at an address aligned to [`ALIGN`].
 #[must_use]
@@ -533,6 +569,22 @@ pub(crate) fn to_u32(n: usize) -> Result<u32> {
 
 #[cfg(test)]
 mod tests {
+    /// The fingerprints hashed at compile time are the hash of the texts joined at run time.
+    #[test]
+    fn schema_fingerprints_hash_the_joined_texts() {
+        for (kind, payload) in [
+            (FileKind::Hot, crate::hot::SCHEMA),
+            (FileKind::Cold, crate::cold::SCHEMA),
+            (FileKind::Catalog, crate::catalog::SCHEMA),
+        ] {
+            let text = format!(
+                "{RKYV_LAYOUT}\n{}\n{payload}",
+                crate::summary::SUMMARY_SCHEMA
+            );
+            assert_eq!(kind.schema_fingerprint(), super::xxh3_64(text.as_bytes()));
+        }
+    }
+
     use super::*;
 
     /// `utf8` answers as `std::str::from_utf8` does, on strings shorter and longer than a
