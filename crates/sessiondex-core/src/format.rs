@@ -71,7 +71,7 @@ use crate::error::{Error, ErrorKind, Result};
 ///
 /// 10: a hot shard lists the entries of each value of its string filter fields and outcome
 /// (with their token totals), so a filter reads its value's list instead of a whole column.
-pub const FORMAT_VERSION: u32 = 11;
+pub const FORMAT_VERSION: u32 = 12;
 /// Required alignment of the start of a file's bytes in memory.
 pub const ALIGN: usize = 16;
 /// Header length in bytes.

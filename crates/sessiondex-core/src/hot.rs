@@ -21,6 +21,9 @@
 //! - `terms`: an FST map term -> term ordinal; `post_starts` (terms+1) into `post_entries`
 //!   and `post_tf` (entry ordinal and term frequency, ascending by entry; plain u32 arrays so
 //!   a reader can gallop through them without decoding).
+//! - `term_slots` + `term_strings`: the term table, an open-addressing hash table from a
+//!   term to its ordinal (the terms themselves appended to the string table), so a lookup
+//!   costs a hash and a comparison or two instead of a walk down the FST (docs/format.md).
 //!
 //! Terms come from [`crate::for_each_token`] over the record's whole indexed text (and
 //! thinking) under the policy, not the stored cut: a term past `max_entry_chars` is still
@@ -48,7 +51,8 @@ strings:bytes string_offsets:[u32] text:bytes text_offsets:[u32] thinking:bytes 
 thinking_offsets:[u32] lengths:[u32] class:[u8] flags:[u8] outcome:[u8] is_error:[u8] \
 timestamp:[i64] line:[u64] offset:[u64] entry_id parent_id logical_parent_id kind role tool \
 reference provider action operation_address parent_entry_id call_id timestamp_raw:[u32] \
-files:[u32] files_offsets:[u32] terms:fst post_starts:[u32] post_entries:[u32] post_tf:[u32] \
+files:[u32] files_offsets:[u32] terms:fst term_slots:[u32] term_strings:u32 \
+post_starts:[u32] post_entries:[u32] post_tf:[u32] \
 list_field:[u8] list_value:[u32] list_starts:[u32] list_entries:[u32] list_tokens:[u64] resume:bytes}";
 
 /// Flag bit: `text` was cut at `max_entry_chars`.
@@ -102,6 +106,12 @@ pub(crate) struct HotPayload {
     files: Vec<u32>,
     files_offsets: Vec<u32>,
     terms: Vec<u8>,
+    /// The open-addressing table ([`term_table`]) that finds a term's ordinal without
+    /// walking the FST, and the string id of ordinal 0's term: term `t` is string
+    /// `term_strings + t`. Empty (and 0) in a shard without the table (the browser build
+    /// writes none): lookups then go through `terms`.
+    term_slots: Vec<u32>,
+    term_strings: u32,
     post_starts: Vec<u32>,
     post_entries: Vec<u32>,
     post_tf: Vec<u32>,
@@ -241,6 +251,31 @@ pub fn build_with_resume(
     policy: &Policy,
     resume: &[u8],
 ) -> Result<Aligned> {
+    build_shard(meta, sel, policy, resume, !cfg!(target_arch = "wasm32"))
+}
+
+/// [`build`] without the term table, as the browser build writes a shard: lookups go
+/// through the FST. For tests of that path on other targets.
+///
+/// # Errors
+///
+/// As [`build`].
+#[doc(hidden)]
+pub fn build_without_term_table(
+    meta: &SessionMeta,
+    sel: &Selection,
+    policy: &Policy,
+) -> Result<Aligned> {
+    build_shard(meta, sel, policy, &[], false)
+}
+
+fn build_shard(
+    meta: &SessionMeta,
+    sel: &Selection,
+    policy: &Policy,
+    resume: &[u8],
+    table: bool,
+) -> Result<Aligned> {
     let summary = SessionSummary::new(meta, sel);
     let n = sel.records.len();
     let p = HotPayload {
@@ -277,6 +312,8 @@ pub fn build_with_resume(
         files: Vec::new(),
         files_offsets: vec![0],
         terms: Vec::new(),
+        term_slots: Vec::new(),
+        term_strings: 0,
         post_starts: Vec::new(),
         post_entries: Vec::new(),
         post_tf: Vec::new(),
@@ -287,7 +324,50 @@ pub fn build_with_resume(
         list_tokens: Vec::new(),
         resume: resume.to_vec(),
     };
-    crate::terms::with_collector(|ids| postings_and_columns(ids, sel, policy, p, summary))
+    crate::terms::with_collector(|ids| postings_and_columns(ids, sel, policy, p, summary, table))
+}
+
+/// The hash of a term that picks its first slot in a hot shard's term table: xxh3-64 of
+/// its bytes (seed 0).
+fn term_hash(term: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(term)
+}
+
+/// Fills the term table of `p` from the shard's terms in ordinal order: each term is
+/// appended to the string table `st` (not interned: ordinal `t` is string `term_strings + t`),
+/// and `term_slots` is a power of two of slots over one and a half times the term count,
+/// each `0` (empty) or a term's ordinal plus one. A term sits in the first empty
+/// slot from `term_hash & (slots - 1)` on, wrapping (linear probing); a lookup walks the
+/// same slots until it finds the term or an empty slot. The browser build writes no table
+/// (the code would take about 1.8 KB of the .wasm, whose size is capped) and looks terms up in
+/// the FST.
+fn term_table(p: &mut HotPayload, st: &mut StrTableBuilder, sorted: &[(&[u8], u32)]) -> Result<()> {
+    let t = sorted.len();
+    if t == 0 {
+        return Ok(());
+    }
+    p.term_strings = format::to_u32(st.offsets.len() - 1)?;
+    st.bytes
+        .reserve(sorted.iter().map(|(term, _)| term.len()).sum());
+    st.offsets.reserve(t);
+    let size = (t + t / 2 + 1).next_power_of_two();
+    let mask = size - 1;
+    p.term_slots = vec![0; size];
+    for (ord, &(term, _)) in sorted.iter().enumerate() {
+        st.bytes.extend_from_slice(term);
+        st.offsets.push(format::to_u32(st.bytes.len())?);
+        #[allow(clippy::cast_possible_truncation)]
+        let mut i = term_hash(term) as usize & mask;
+        while p.term_slots.get(i).is_some_and(|&v| v != 0) {
+            i = (i + 1) & mask;
+        }
+        if let Some(slot) = p.term_slots.get_mut(i) {
+            *slot = format::to_u32(ord + 1)?;
+        }
+    }
+    // Fewer than 2^32 strings: no term's id is `NONE`.
+    format::to_u32(st.offsets.len())?;
+    Ok(())
 }
 
 /// The rest of [`build_with_resume`]: the payload's entry columns and postings, with the
@@ -298,6 +378,7 @@ fn postings_and_columns(
     policy: &Policy,
     mut p: HotPayload,
     mut summary: SessionSummary,
+    table: bool,
 ) -> Result<Aligned> {
     // Postings per term id (ids in order of first sight); `counts`/`seen` are the current
     // entry's term frequencies. One allocation per distinct term of the session, none per
@@ -405,6 +486,9 @@ fn postings_and_columns(
         p.post_starts.push(format::to_u32(p.post_entries.len())?);
     }
     p.terms = terms.into_inner()?;
+    if table {
+        term_table(&mut p, &mut st, &sorted)?;
+    }
     entry_lists(&mut p)?;
     p.strings = std::mem::take(&mut st.bytes);
     p.string_offsets = std::mem::take(&mut st.offsets);
@@ -507,6 +591,8 @@ struct Cols {
     files: Col,
     files_offsets: Col,
     terms: Col,
+    term_slots: Col,
+    term_strings: usize,
     post_starts: Col,
     post_entries: Col,
     post_tf: Col,
@@ -600,6 +686,8 @@ impl<B: AsRef<[u8]>> HotShard<B> {
             files: Col::of(base, a.files.as_slice()),
             files_offsets: Col::of(base, a.files_offsets.as_slice()),
             terms: c(a.terms.as_slice()),
+            term_slots: Col::of(base, a.term_slots.as_slice()),
+            term_strings: a.term_strings.to_native() as usize,
             post_starts: Col::of(base, a.post_starts.as_slice()),
             post_entries: Col::of(base, a.post_entries.as_slice()),
             post_tf: Col::of(base, a.post_tf.as_slice()),
@@ -648,6 +736,16 @@ impl<B: AsRef<[u8]>> HotShard<B> {
         let term_count = terms.len();
         if cols.post_starts.len() != term_count + 1 {
             return Err(Error::corrupt("postings do not match the term dictionary"));
+        }
+        let slots = cols.term_slots.len();
+        if slots != 0
+            && !(slots.is_power_of_two()
+                && slots > term_count
+                && cols.term_strings.checked_add(term_count) < Some(cols.strings.offsets.len()))
+        {
+            return Err(Error::corrupt(
+                "term table does not match the term dictionary",
+            ));
         }
         let summary = a.summary.decode()?;
         let policy_fingerprint = crate::summary::string(&a.policy_fingerprint)?;
@@ -830,6 +928,45 @@ impl<B: AsRef<[u8]>> HotShard<B> {
         })
     }
 
+    /// The ordinal of `term` (a canonical token), `None` when the shard does not hold it:
+    /// found through the term table when the shard has one (a hash and a comparison or two),
+    /// else through the FST.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when the table names an ordinal out of range.
+    pub fn ordinal(&self, term: &str) -> Result<Option<u64>> {
+        let slots = self.cols.term_slots;
+        if slots.len() == 0 || cfg!(target_arch = "wasm32") {
+            return Ok(self.terms()?.get(term));
+        }
+        let base = self.base();
+        let strs = self.cols.strings;
+        let all = strs.bytes.bytes(base).ok_or_else(missing)?;
+        let want = term.as_bytes();
+        let mask = slots.len() - 1;
+        // Truncated on 32-bit targets: the low bits pick the slot either way.
+        #[allow(clippy::cast_possible_truncation)]
+        let mut i = term_hash(want) as usize & mask;
+        // The table has an empty slot (it is larger than the term count): the walk ends there
+        // at the latest; the bound only keeps a damaged table from looping.
+        for _ in 0..slots.len() {
+            let v = slots.u32(base, i).ok_or_else(missing)?;
+            let Some(ord) = v.checked_sub(1) else {
+                return Ok(None);
+            };
+            let id = self.cols.term_strings.checked_add(ord as usize);
+            let span = id
+                .and_then(|id| strs.offsets.span(base, id))
+                .ok_or_else(missing)?;
+            if span.len() == want.len() && all.get(span) == Some(want) {
+                return Ok(Some(u64::from(ord)));
+            }
+            i = (i + 1) & mask;
+        }
+        Ok(None)
+    }
+
     /// The postings of term ordinal `ord` (a value of [`HotShard::terms`]).
     ///
     /// # Errors
@@ -866,7 +1003,7 @@ impl<B: AsRef<[u8]>> HotShard<B> {
     ///
     /// `index_corrupt` on damage.
     pub fn postings(&self, term: &str) -> Result<Postings<'_>> {
-        match self.terms()?.get(term) {
+        match self.ordinal(term)? {
             Some(ord) => self.postings_at(ord),
             None => Ok(Postings {
                 entries: [].chunks_exact(4),

@@ -327,6 +327,39 @@ fn check_columns<B: AsRef<[u8]>>(shard: &HotShard<B>, fields: &[StrField]) {
     }
 }
 
+/// Every term's ordinal is the FST's; a term with a byte more or less, or unknown, has none.
+fn check_term_lookups<'a, B: AsRef<[u8]>>(
+    shard: &HotShard<B>,
+    terms: impl Iterator<Item = &'a String>,
+) {
+    let map = shard.terms().unwrap();
+    let mut n = 0;
+    for term in terms {
+        let ord = shard.ordinal(term).unwrap();
+        assert!(ord.is_some(), "{term:?}");
+        assert_eq!(ord, map.get(term), "{term:?}");
+        let mut shorter = term.chars();
+        shorter.next_back();
+        for other in [
+            format!("{term}x"),
+            format!("x{term}"),
+            shorter.as_str().to_owned(),
+        ] {
+            assert_eq!(shard.ordinal(&other).unwrap(), map.get(&other), "{other:?}");
+        }
+        n += 1;
+    }
+    assert_eq!(n, shard.term_count());
+    for absent in [
+        "",
+        "no-such-term",
+        "\u{1F600}",
+        "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",
+    ] {
+        assert_eq!(shard.ordinal(absent).unwrap(), None, "{absent:?}");
+    }
+}
+
 fn check_hot(meta: &SessionMeta, sel: &Selection, p: &Policy) {
     let bytes = hot::build(meta, sel, p).unwrap();
     let shard = HotShard::open(&bytes[..]).unwrap();
@@ -418,6 +451,15 @@ fn check_hot(meta: &SessionMeta, sel: &Selection, p: &Policy) {
     assert_eq!(stats.token_len(sel.records.len()), 0);
     assert!(stats.class(sel.records.len()).is_err());
     assert_eq!(shard.postings("no-such-term").unwrap().len(), 0);
+    check_term_lookups(&shard, naive.keys());
+    // The same shard without its term table (as the browser build writes it) finds the
+    // same ordinals through the FST, and is smaller.
+    let plain = hot::build_without_term_table(meta, sel, p).unwrap();
+    let fst_only = HotShard::open(&plain[..]).unwrap();
+    check_term_lookups(&fst_only, naive.keys());
+    if !naive.is_empty() {
+        assert!(plain.len() < bytes.len());
+    }
     let truncated = (0..shard.entry_count())
         .filter(|&i| shard.entry(i).unwrap().truncated())
         .count() as u64;

@@ -14,7 +14,8 @@
 //! vocabularies only in the catalog) too; `v6/` is kept. Version 8 (`u32` posting starts and
 //! bitmap posting lists in the catalog) too; `v7/` is kept. Version 9 (no summary in a cold
 //! digest) too; `v8/` is kept. Version 10 (a hot shard's entry lists per structural value)
-//! too; `v9/` is kept. Version 11 (a hot entry's NFKC flags) too; `v10/` is kept.
+//! too; `v9/` is kept. Version 11 (a hot entry's NFKC flags) too; `v10/` is kept. Version
+//! 12 (a hot shard's term table) too; `v11/` is kept.
 
 use std::path::PathBuf;
 
