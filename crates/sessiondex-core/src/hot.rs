@@ -367,6 +367,8 @@ fn term_table(p: &mut HotPayload, st: &mut StrTableBuilder, sorted: &[(&[u8], u3
     }
     // Fewer than 2^32 strings: no term's id is `NONE`.
     format::to_u32(st.offsets.len())?;
+    #[cfg(test)]
+    tests::damage(p);
     Ok(())
 }
 
@@ -1539,5 +1541,80 @@ impl<'a> HotEntry<'a> {
             line: self.line(),
             offset: self.offset(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use sessiondex_source::{Branches, ReadCoverage};
+
+    use super::*;
+
+    thread_local! {
+        /// How [`term_table`] damages the table it wrote (0: not at all).
+        static DAMAGE: Cell<u8> = const { Cell::new(0) };
+    }
+
+    /// Applies the damage [`DAMAGE`] names to a built table.
+    pub(super) fn damage(p: &mut HotPayload) {
+        match DAMAGE.with(Cell::get) {
+            // One slot more: not a power of two.
+            1 => p.term_slots.push(0),
+            // No more slots than terms.
+            2 => p.term_slots.truncate(1),
+            // Terms past the string table.
+            3 => p.term_strings = u32::MAX - 1,
+            // Every slot names an ordinal past the string table.
+            4 => p.term_slots.fill(u32::MAX),
+            _ => {}
+        }
+    }
+
+    fn shard_with(damage: u8) -> Aligned {
+        let sel = Selection {
+            branches: Branches::Active,
+            records: vec![Record {
+                entry_id: "a".into(),
+                kind: "message".into(),
+                text: "fix the flaky timeout in src/net.rs".into(),
+                ..Record::default()
+            }],
+            coverage: ReadCoverage {
+                complete: true,
+                ..ReadCoverage::default()
+            },
+            leaf: Some("a".into()),
+            lineage_fingerprint: String::new(),
+        };
+        DAMAGE.with(|d| d.set(damage));
+        let bytes = build(&SessionMeta::default(), &sel, &Policy::default());
+        DAMAGE.with(|d| d.set(0));
+        bytes.expect("build")
+    }
+
+    /// A table that does not fit the term dictionary is refused at open; slots naming
+    /// ordinals past the string table make each lookup an error, never a panic.
+    #[test]
+    fn a_damaged_term_table_is_refused_or_an_error() {
+        let whole = shard_with(0);
+        let shard = HotShard::open(&whole[..]).expect("open");
+        assert_eq!(
+            shard.ordinal("flaky").expect("lookup"),
+            shard.terms().expect("fst").get("flaky")
+        );
+        for damage in 1..=3 {
+            let bytes = shard_with(damage);
+            let err = HotShard::open(&bytes[..]).expect_err("refused");
+            assert_eq!(err.code(), "index_corrupt", "damage {damage}");
+        }
+        let bytes = shard_with(4);
+        let shard = HotShard::open(&bytes[..]).expect("open");
+        for term in ["flaky", "timeout", "absent"] {
+            let err = shard.ordinal(term).expect_err("lookup");
+            assert_eq!(err.code(), "index_corrupt", "{term}");
+            assert!(shard.postings(term).is_err());
+        }
     }
 }
