@@ -569,6 +569,8 @@ pub(crate) fn to_u32(n: usize) -> Result<u32> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// The fingerprints hashed at compile time are the hash of the texts joined at run time.
     #[test]
     fn schema_fingerprints_hash_the_joined_texts() {
@@ -581,11 +583,9 @@ mod tests {
                 "{RKYV_LAYOUT}\n{}\n{payload}",
                 crate::summary::SUMMARY_SCHEMA
             );
-            assert_eq!(kind.schema_fingerprint(), super::xxh3_64(text.as_bytes()));
+            assert_eq!(kind.schema_fingerprint(), xxh3_64(text.as_bytes()));
         }
     }
-
-    use super::*;
 
     /// `utf8` answers as `std::str::from_utf8` does, on strings shorter and longer than a
     /// vector block, with a bad byte, a cut character or an overlong form at every place.
