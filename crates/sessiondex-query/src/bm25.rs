@@ -761,8 +761,8 @@ fn is_opaque(c: char) -> bool {
 }
 
 /// Copies `text` into `low` with ASCII letters lowered, and answers whether `text` is ASCII.
-/// One pass over the bytes (it vectorizes) does both.
-fn lower_into(low: &mut Vec<u8>, text: &[u8]) -> bool {
+/// One pass over the bytes (it vectorizes; a push of each lowered byte did not) does both.
+pub(crate) fn lower_into(low: &mut Vec<u8>, text: &[u8]) -> bool {
     low.clear();
     low.extend_from_slice(text);
     let mut seen = 0u8;

@@ -49,12 +49,10 @@ impl CaseFinder {
     /// What [`CaseFinder::starts`] reads besides `hay`, in `buf`: `hay` lowered when the
     /// search needs it, else nothing.
     pub(crate) fn lower_into(&self, hay: &[u8], buf: &mut Vec<u8>) {
-        buf.clear();
         if let How::Lowered(_) = self.how {
-            // Copied whole, then lowered in place (the loop vectorizes; a push of each
-            // lowered byte did not).
-            buf.extend_from_slice(hay);
-            buf.make_ascii_lowercase();
+            crate::bm25::lower_into(buf, hay);
+        } else {
+            buf.clear();
         }
     }
 
