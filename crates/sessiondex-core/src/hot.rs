@@ -994,8 +994,8 @@ impl<B: AsRef<[u8]>> HotShard<B> {
                 .ok_or_else(missing)
         };
         Ok(Postings {
-            entries: slice(self.cols.post_entries)?.chunks_exact(4),
-            tfs: slice(self.cols.post_tf)?.chunks_exact(4),
+            entries: slice(self.cols.post_entries)?,
+            tfs: slice(self.cols.post_tf)?,
         })
     }
 
@@ -1007,10 +1007,7 @@ impl<B: AsRef<[u8]>> HotShard<B> {
     pub fn postings(&self, term: &str) -> Result<Postings<'_>> {
         match self.ordinal(term)? {
             Some(ord) => self.postings_at(ord),
-            None => Ok(Postings {
-                entries: [].chunks_exact(4),
-                tfs: [].chunks_exact(4),
-            }),
+            None => Ok(Postings::EMPTY),
         }
     }
 
@@ -1065,17 +1062,23 @@ pub struct Posting {
 /// The postings of one term, ascending by entry.
 #[derive(Debug, Clone)]
 pub struct Postings<'a> {
-    /// The entry ordinals left, four bytes each.
-    entries: std::slice::ChunksExact<'a, u8>,
+    /// The entry ordinals left, four bytes each (a multiple of four as sliced).
+    entries: &'a [u8],
     /// Their term frequencies, four bytes each.
-    tfs: std::slice::ChunksExact<'a, u8>,
+    tfs: &'a [u8],
 }
 
-impl Postings<'_> {
+impl<'a> Postings<'a> {
+    /// No postings.
+    const EMPTY: Postings<'static> = Postings {
+        entries: &[],
+        tfs: &[],
+    };
+
     /// Postings left.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.entries.len().min(self.tfs.len())
+        self.entries.len().min(self.tfs.len()) / 4
     }
 
     /// True when no postings are left.
@@ -1083,16 +1086,78 @@ impl Postings<'_> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The entry of the `i`-th posting left.
+    fn entry_at(&self, i: usize) -> Option<u32> {
+        let at = i.checked_mul(4)?;
+        let b = self.entries.get(at..at.checked_add(4)?)?;
+        b.try_into().ok().map(u32::from_le_bytes)
+    }
+
+    /// Drops the first `k` postings (all of them when fewer are left).
+    fn skip(&mut self, k: usize) {
+        let at = k.saturating_mul(4);
+        self.entries = self.entries.get(at..).unwrap_or_default();
+        self.tfs = self.tfs.get(at..).unwrap_or_default();
+    }
+
+    /// Drops the postings whose entry is below `entry` and returns the next one, left in
+    /// place; `None` when none is left. The postings are ascending, so the first one at or
+    /// past `entry` is found by galloping: doubling steps, then halving, a number of reads
+    /// logarithmic in the postings skipped (an intersection walks the shortest list and
+    /// seeks in the others). A list out of order (damage) gives some posting, never a panic.
+    pub fn seek(&mut self, entry: u32) -> Option<Posting> {
+        let n = self.len();
+        let below = |i: usize| self.entry_at(i).is_some_and(|e| e < entry);
+        if !below(0) {
+            return self.peek();
+        }
+        // `lo` is below `entry`; `hi` is not (or is past the end).
+        let (mut lo, mut step) = (0usize, 1usize);
+        let mut hi = loop {
+            let next = lo.saturating_add(step);
+            if next >= n || !below(next) {
+                break next.min(n);
+            }
+            lo = next;
+            step = step.saturating_mul(2);
+        };
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if below(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        self.skip(hi);
+        self.peek()
+    }
+
+    /// The next posting, left in place.
+    #[must_use]
+    pub fn peek(&self) -> Option<Posting> {
+        let (e, _) = self.entries.split_first_chunk::<4>()?;
+        let (t, _) = self.tfs.split_first_chunk::<4>()?;
+        Some(Posting {
+            entry: u32::from_le_bytes(*e),
+            tf: u32::from_le_bytes(*t),
+        })
+    }
 }
 
 impl Iterator for Postings<'_> {
     type Item = Posting;
 
     fn next(&mut self) -> Option<Posting> {
-        let word = |b: &[u8]| b.try_into().ok().map(u32::from_le_bytes);
-        let entry = word(self.entries.next()?)?;
-        let tf = word(self.tfs.next()?)?;
-        Some(Posting { entry, tf })
+        let (e, entries) = self.entries.split_first_chunk::<4>()?;
+        let (t, tfs) = self.tfs.split_first_chunk::<4>()?;
+        self.entries = entries;
+        self.tfs = tfs;
+        Some(Posting {
+            entry: u32::from_le_bytes(*e),
+            tf: u32::from_le_bytes(*t),
+        })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -1615,6 +1680,67 @@ mod tests {
             let err = shard.ordinal(term).expect_err("lookup");
             assert_eq!(err.code(), "index_corrupt", "{term}");
             assert!(shard.postings(term).is_err());
+        }
+    }
+
+    /// The bytes of a postings list: entries and frequencies, four little-endian bytes each.
+    fn columns(list: &[(u32, u32)]) -> (Vec<u8>, Vec<u8>) {
+        let entries = list.iter().flat_map(|p| p.0.to_le_bytes()).collect();
+        let tfs = list.iter().flat_map(|p| p.1.to_le_bytes()).collect();
+        (entries, tfs)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 256, ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// A seek (galloping) leaves the postings at the first one at or past its entry,
+        /// as a walk would: the same posting next and the same ones after it, seek after
+        /// seek, over lists of every length.
+        #[test]
+        fn a_seek_stops_where_a_walk_would(
+            entries in proptest::collection::btree_set(0u32..5_000, 0..600),
+            targets in proptest::collection::vec(0u32..5_200, 1..24),
+        ) {
+            let list: Vec<(u32, u32)> = entries.iter().map(|&e| (e, e % 7 + 1)).collect();
+            let (e, t) = columns(&list);
+            let mut sorted = targets.clone();
+            sorted.sort_unstable();
+            let mut p = Postings { entries: &e, tfs: &t };
+            for target in sorted {
+                let at = list.partition_point(|&(e, _)| e < target);
+                let want = list.get(at).map(|&(entry, tf)| Posting { entry, tf });
+                proptest::prop_assert_eq!(p.seek(target), want);
+                proptest::prop_assert_eq!(p.len(), list.len() - at);
+                proptest::prop_assert_eq!(p.peek(), want);
+            }
+            // Unordered seeks never move back.
+            let mut p = Postings { entries: &e, tfs: &t };
+            for &target in &targets {
+                let before = p.len();
+                p.seek(target);
+                proptest::prop_assert!(p.len() <= before);
+            }
+        }
+
+        /// Damaged lists (out of order, a frequency column shorter than the entries) give
+        /// some posting of theirs or none, never a panic.
+        #[test]
+        fn a_seek_in_a_damaged_list_never_panics(
+            list in proptest::collection::vec((proptest::prelude::any::<u32>(), 0u32..9), 0..80),
+            cut in 0usize..8,
+            targets in proptest::collection::vec(proptest::prelude::any::<u32>(), 1..8),
+        ) {
+            let (e, mut t) = columns(&list);
+            t.truncate(t.len().saturating_sub(cut * 4));
+            let mut p = Postings { entries: &e, tfs: &t };
+            for target in targets {
+                if let Some(q) = p.seek(target) {
+                    proptest::prop_assert!(list.contains(&(q.entry, q.tf)));
+                }
+            }
+            proptest::prop_assert!(p.count() <= list.len());
         }
     }
 }

@@ -1636,13 +1636,52 @@ impl Search<'_> {
                         }
                         lists.push(postings);
                     }
+                    let stats = shard.entry_stats().map_err(ce)?;
+                    let n_entries = shard.entry_count();
+                    if let (QueryMatch::All, Mask::All(held), [_, _, ..]) =
+                        (self.v.matching, &mask, &lists[..])
+                    {
+                        // Every entry is kept: a term's documents are its postings, and only
+                        // the entries of the shortest list can hold every term. That list is
+                        // walked and each of its entries sought in the others
+                        // ([`hot::Postings::seek`]), instead of merging every posting.
+                        for (df, l) in self.df.iter_mut().zip(&lists) {
+                            *df += l.len() as u64;
+                        }
+                        let short = (0..lists.len())
+                            .min_by_key(|&g| lists[g].len())
+                            .unwrap_or_default();
+                        let driver = lists[short].clone();
+                        'entries: for p in driver {
+                            let mut tf = [0u32; MERGED_GROUPS];
+                            for (g, (list, t)) in lists.iter_mut().zip(&mut tf).enumerate() {
+                                if g == short {
+                                    *t = p.tf;
+                                    continue;
+                                }
+                                match list.seek(p.entry) {
+                                    Some(q) if q.entry == p.entry => *t = q.tf,
+                                    Some(_) => continue 'entries,
+                                    None => break 'entries,
+                                }
+                            }
+                            let tf = &tf[..ng];
+                            if p.entry as usize >= *held || tf.contains(&0) {
+                                continue;
+                            }
+                            let i = p.entry as usize;
+                            let w = provenance_weight(stats.class(i).map_err(ce)?, ops);
+                            self.push_entry(slot, p.entry, stats.token_len(i), w, tf);
+                        }
+                        self.fuzzy_groups = shared_groups;
+                        self.literal_groups = literal;
+                        return Ok(());
+                    }
                     let mut heads = [None; MERGED_GROUPS];
                     for (h, l) in heads.iter_mut().zip(lists.iter_mut()) {
                         *h = l.next();
                     }
                     let heads = &mut heads[..lists.len()];
-                    let stats = shard.entry_stats().map_err(ce)?;
-                    let n_entries = shard.entry_count();
                     // The entries merge ascending: each is looked up in the listed ones
                     // after the last ([`advance_to`]).
                     let mut listed = mask.listed();
@@ -3338,9 +3377,10 @@ mod prefilter_tests {
         assert!(pages > 40, "{pages}");
     }
 
-    /// Several terms, a term per group, have their postings merged: every page equals the
-    /// one of the triples' sort, with `any` and `all`, filters, fuzzy expansions, deeper
-    /// pages, a term no shard holds, a repeated term, and more groups than are merged.
+    /// Several terms, a term per group, have their postings merged (intersected, with `all`
+    /// and no filter): every page equals the one of the triples' sort, with `any` and `all`,
+    /// filters, fuzzy expansions, deeper pages, a term no shard holds, a repeated term, and
+    /// more groups than are merged.
     #[test]
     fn merged_postings_give_the_triples_pages() {
         let pages = pages_as_triples(&[
