@@ -26,8 +26,8 @@ use crate::fuzzy::{self, FuzzyOptions};
 use crate::index::{core_error, Bytes, Index, Resolved, SessionTotals, COLD};
 use crate::regex::{CompiledRegex, HaystackBudget, RegexLimits};
 use crate::request::{
-    json_len, reason, Call, Coverage, Hit, HitKind, Page, QueryMatch, QueryMode, RecallRequest,
-    Scope, SessionRecalls, StructuralEntry, ValidRecall,
+    json_len, json_str_len, reason, session_args_len, Call, Coverage, Hit, HitKind, Page,
+    QueryMatch, QueryMode, RecallRequest, Scope, SessionRecalls, StructuralEntry, ValidRecall,
 };
 use crate::snippet::{snippet, SnippetOptions};
 
@@ -3078,10 +3078,25 @@ pub fn recall(
     let branches_arg = (v.branches == Branches::All).then_some(Branches::All);
     let mut hits = Vec::new();
     let base = 600 + json_len(&s.coverage) + json_len(req);
-    // Hits are counted by a bound of their length while the bounds show the page fits, and
-    // exactly from the first hit they do not (the same hits as counting each exactly).
+    // Hits are counted by a coarse bound of their length while those show the page fits
+    // (each byte of a string as six, its longest escape, without reading the strings), then
+    // by a finer bound (a pass over each string), and exactly from the first hit that does
+    // not show fitting: the same hits as counting each exactly.
     let mut used = base;
+    // Not in the browser build, which keeps to its size budget: there every page is counted
+    // finely from the first hit (the same pages).
+    let mut coarse = !cfg!(target_arch = "wasm32");
+    #[cfg(test)]
+    if prefilter_tests::FINE_ONLY.with(std::cell::Cell::get) {
+        coarse = false;
+    }
     let mut exact = false;
+    // How the finer bound of each page hit's call's args is found, for the switch from the
+    // coarse ones: given, from the session's parts, or by a walk over the args.
+    let mut fine_args: Vec<Option<Result<usize, usize>>> = Vec::new();
+    // The bound of a session call's args without the session's three strings (each cold
+    // hit's call is the request with those set).
+    let mut session_rest = None;
     // A page hit whose digest was left for later and is gone.
     let mut digest_missing = false;
     // The `follow` calls of the page's cold session hits (the request without what names a
@@ -3092,10 +3107,14 @@ pub fn recall(
     let mut cold_left = page_items()
         .filter(|(_, (_, _, _, item))| matches!(item, Item::Cold(_)))
         .count();
+    let mut page_left = page_items().count();
     for &(k, (score, slot_k, entry, item)) in page_items() {
+        page_left = page_left.saturating_sub(1);
         let slot = &slots[slot_k];
-        // The bound of the hit's call's args, when it is known without a walk over them.
+        // The bound of the hit's call's args, when it is known without a walk over them
+        // (`Ok`), or from the session's parts (`Err` of its slot), with a coarse one.
         let mut args_bound = None;
+        let mut args_coarse = None;
         let hit = match item {
             Item::Entry => {
                 let Some(shard) = &slot.shard else { continue };
@@ -3163,7 +3182,7 @@ pub fn recall(
                     slot.lineage(),
                     branches_arg,
                 );
-                args_bound = Some(bound);
+                args_bound = Some(Ok(bound));
                 Hit {
                     kind: HitKind::Entry,
                     session_id: slot.session_id().to_string(),
@@ -3219,7 +3238,9 @@ pub fn recall(
                     })?,
                 };
                 let (file, hash, lineage) = (slot.file(), slot.source_hash(), slot.lineage());
-                args_bound = Some(calls.args_bound(file, hash, lineage));
+                session_rest = Some(calls.rest_bound());
+                args_bound = Some(Err(slot_k));
+                args_coarse = coarse.then(|| calls.args_coarse(file, hash, lineage));
                 cold_left = cold_left.saturating_sub(1);
                 let follow = if cold_left == 0 {
                     calls.into_call(file, hash, lineage)
@@ -3259,15 +3280,51 @@ pub fn recall(
                 }
             }
         };
+        // The finer bound of a hit whose call's args are found as `a` says.
+        let fine = |hit: &Hit, a: Option<Result<usize, usize>>| match a {
+            Some(Ok(b)) => hit.json_len_bound_with(b),
+            Some(Err(k)) => match (session_rest, slots.get(k)) {
+                (Some(rest), Some(sl)) => hit.json_len_bound_with(session_args_len(
+                    rest,
+                    json_str_len,
+                    [sl.file(), sl.source_hash(), sl.lineage()],
+                )),
+                _ => hit.json_len_bound(),
+            },
+            None => hit.json_len_bound(),
+        };
         debug_assert!(hit.json_len_bound() >= json_len(&hit));
-        debug_assert!(args_bound.is_none_or(|b| hit.json_len_bound_with(b) == hit.json_len_bound()));
+        debug_assert_eq!(fine(&hit, args_bound), hit.json_len_bound());
+        if coarse {
+            let len = match (args_coarse, args_bound) {
+                (Some(c), _) | (None, Some(Ok(c))) => hit.json_len_coarse_with(c),
+                _ => fine(&hit, args_bound),
+            } + 1;
+            debug_assert!(len > fine(&hit, args_bound));
+            // Coarse while that shows this hit and as many more of its length fit: a page
+            // that the coarse bounds would not show fitting is counted finely from the start.
+            if used + len.saturating_mul(page_left + 1) <= MAX_PAGE_CHARS {
+                used += len;
+                hits.push(hit);
+                fine_args.push(args_bound);
+                continue;
+            }
+            coarse = false;
+            #[cfg(test)]
+            if !hits.is_empty() {
+                prefilter_tests::COARSE_SWITCHES.with(|c| c.set(c.get() + 1));
+            }
+            used = base
+                + hits
+                    .iter()
+                    .zip(&fine_args)
+                    .map(|(h, &a)| fine(h, a) + 1)
+                    .sum::<usize>();
+        }
         let mut len = if exact {
             json_len(&hit)
         } else {
-            match args_bound {
-                Some(b) => hit.json_len_bound_with(b),
-                None => hit.json_len_bound(),
-            }
+            fine(&hit, args_bound)
         } + 1;
         if !hits.is_empty() && used + len > MAX_PAGE_CHARS && !exact {
             exact = true;
@@ -3357,6 +3414,10 @@ mod prefilter_tests {
         pub(super) static DIGEST_BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
         /// A one-term query takes the path of several terms (postings as sorted triples).
         pub(super) static TRIPLES: Cell<bool> = const { Cell::new(false) };
+        /// A page counts its hits by the finer bounds from the first (no coarse ones).
+        pub(super) static FINE_ONLY: Cell<bool> = const { Cell::new(false) };
+        /// Pages that counted hits by coarse bounds, then finely.
+        pub(super) static COARSE_SWITCHES: Cell<usize> = const { Cell::new(0) };
     }
 
     /// A one-term query without filters reads its postings directly: every page equals the
@@ -4700,6 +4761,73 @@ mod prefilter_tests {
         let rest = recall(index, &opts, &QueryContext::default(), &next).unwrap();
         let first = json_len(&rest.hits[0]) + 1;
         assert!(used + first > MAX_PAGE_CHARS, "{used} + {first}");
+    }
+
+    /// Pages of cold session hits (paths of many lengths, some with escapes) and entry hits
+    /// are counted by coarse bounds while those show them fitting, then finely: every page
+    /// equals the one counted finely from the first hit, some pages switched from one count
+    /// to the other, and each page fits (its next one's first hit would not).
+    #[test]
+    fn coarse_counts_give_the_fine_pages() {
+        let mut m = MemoryIndex::new(MemoryConfig {
+            hot_sessions: Some(6),
+            ..MemoryConfig::default()
+        });
+        for i in 0..40usize {
+            let dir = ["d", "q\\", "t\"", "n\u{1}"][i % 4].repeat((i * 37) % 23 * 9);
+            let header = serde_json::json!({
+                "type": "session", "version": 3, "id": format!("s{i}"),
+                "timestamp": format!("2026-01-01T00:00:{:02}Z", i % 60), "cwd": "/p"
+            });
+            let message = serde_json::json!({
+                "type": "message", "id": "e1", "parentId": null,
+                "timestamp": format!("2026-01-01T00:01:{:02}Z", i % 60),
+                "message": {"role": "user", "content": format!("zqcoarse {}", "w ".repeat(i))}
+            });
+            m.add_file(
+                &format!("{i:02}/{dir}/s.jsonl"),
+                format!("{header}\n{message}\n").as_bytes(),
+            )
+            .unwrap();
+        }
+        let opts = m.engine_options();
+        let index = m.index(Branches::Active).unwrap();
+        COARSE_SWITCHES.with(|c| c.set(0));
+        let mut pages = 0;
+        for size in [1, 2, 3, 5, 8, 13, 21, 40] {
+            for offset in [0, 4, 17] {
+                let req = RecallRequest::from_json(&serde_json::json!({
+                    "query": "zqcoarse", "pageSize": size, "offset": offset, "scope": "global"
+                }))
+                .unwrap();
+                let page = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+                FINE_ONLY.with(|c| c.set(true));
+                let fine = recall(index, &opts, &QueryContext::default(), &req);
+                FINE_ONLY.with(|c| c.set(false));
+                assert_eq!(
+                    serde_json::to_string(&page).unwrap(),
+                    serde_json::to_string(&fine.unwrap()).unwrap(),
+                    "{size} {offset}"
+                );
+                let used = 600
+                    + json_len(&page.coverage)
+                    + json_len(&req)
+                    + page.hits.iter().map(|h| json_len(h) + 1).sum::<usize>();
+                assert!(used <= MAX_PAGE_CHARS || page.hits.len() == 1, "{used}");
+                if let Some(next) = &page.next {
+                    let next = next.recall_request().unwrap();
+                    let rest = recall(index, &opts, &QueryContext::default(), &next).unwrap();
+                    if page.hits.len() < size {
+                        let first = json_len(&rest.hits[0]) + 1;
+                        assert!(used + first > MAX_PAGE_CHARS, "{used} + {first}");
+                    }
+                }
+                pages += usize::from(!page.hits.is_empty());
+            }
+        }
+        assert!(pages > 20, "{pages}");
+        let switched = COARSE_SWITCHES.with(Cell::get);
+        assert!(switched > 0, "{switched}");
     }
 
     #[test]

@@ -935,7 +935,10 @@ pub(crate) struct SessionRecalls {
 }
 
 /// The keys a session's recall call sets.
-const SESSION_KEYS: [&str; 3] = ["scope", "sourceHash", "lineageFingerprint"];
+const SESSION_KEYS: [&str; 3] = [SCOPE_KEY, SOURCE_HASH_KEY, LINEAGE_KEY];
+const SCOPE_KEY: &str = "scope";
+const SOURCE_HASH_KEY: &str = "sourceHash";
+const LINEAGE_KEY: &str = "lineageFingerprint";
 
 impl SessionRecalls {
     /// The calls of `req` (its own scope and hashes are replaced by each session's). The
@@ -982,17 +985,21 @@ impl SessionRecalls {
         source_hash: &str,
         lineage: &str,
     ) -> Call {
-        let mut scope = String::with_capacity(SCOPE_PREFIX.len() + file.len());
-        scope.push_str(SCOPE_PREFIX);
-        scope.push_str(file);
-        for (k, v) in [
-            (SESSION_KEYS[0], scope),
-            (SESSION_KEYS[1], source_hash.to_owned()),
-            (SESSION_KEYS[2], lineage.to_owned()),
-        ] {
-            if let Some(slot) = args.get_mut(k) {
-                *slot = Value::String(v);
-            }
+        // One pass over the keys, each told by its length and bytes, instead of a search
+        // of the map (a string comparison at each node) per key.
+        for (k, slot) in &mut args {
+            let v = match k.as_str() {
+                SCOPE_KEY => {
+                    let mut scope = String::with_capacity(SCOPE_PREFIX.len() + file.len());
+                    scope.push_str(SCOPE_PREFIX);
+                    scope.push_str(file);
+                    scope
+                }
+                SOURCE_HASH_KEY => source_hash.to_owned(),
+                LINEAGE_KEY => lineage.to_owned(),
+                _ => continue,
+            };
+            *slot = Value::String(v);
         }
         Call {
             reference: CallRef::Recall.as_str().to_owned(),
@@ -1000,18 +1007,31 @@ impl SessionRecalls {
         }
     }
 
-    /// What [`json_value_len_bound`] gives for the args of [`SessionRecalls::call`] with the
-    /// same session, without building them.
-    pub(crate) fn args_bound(&self, file: &str, source_hash: &str, lineage: &str) -> usize {
-        // Each key and value adds its key's string, a colon and a comma.
-        let keys: usize = SESSION_KEYS.iter().map(|k| json_str_len(k) + 2).sum();
-        self.rest_bound
-            + keys
-            + json_str_len(file)
-            + SCOPE_PREFIX.len()
-            + json_str_len(source_hash)
-            + json_str_len(lineage)
+    /// At least what [`json_value_len_bound`] gives for the args of [`SessionRecalls::call`]
+    /// with the same session, without building them or reading the three strings: each byte
+    /// counted as six ([`json_str_len_coarse`]; [`session_args_len`] with [`json_str_len`]
+    /// gives the bound itself).
+    pub(crate) fn args_coarse(&self, file: &str, source_hash: &str, lineage: &str) -> usize {
+        session_args_len(
+            self.rest_bound,
+            json_str_len_coarse,
+            [file, source_hash, lineage],
+        )
     }
+
+    /// What [`json_value_len_bound`] gives for the args without the three of a session.
+    pub(crate) fn rest_bound(&self) -> usize {
+        self.rest_bound
+    }
+}
+
+/// The length of a session's `recall` args, `rest` and the session's file, source hash and
+/// lineage fingerprint, each string's counted by `len`.
+pub(crate) fn session_args_len(rest: usize, len: fn(&str) -> usize, parts: [&str; 3]) -> usize {
+    // Each key and value adds its key's string, a colon and a comma.
+    let keys: usize = SESSION_KEYS.iter().map(|k| json_str_len(k) + 2).sum();
+    let [file, source_hash, lineage] = parts;
+    rest + keys + len(file) + SCOPE_PREFIX.len() + len(source_hash) + len(lineage)
 }
 
 /// How an explicit scope starts ([`Scope::Explicit`] as a string).
@@ -1202,13 +1222,26 @@ impl Hit {
     #[must_use]
     #[inline(never)]
     pub(crate) fn json_len_bound_with(&self, args_bound: usize) -> usize {
+        self.json_len_by(json_str_len, args_bound)
+    }
+
+    /// [`Hit::json_len_bound_with`] without reading a string: each byte counted as six
+    /// ([`json_str_len_coarse`]). A page counts its first hits so, while that shows it fits.
+    #[must_use]
+    pub(crate) fn json_len_coarse_with(&self, args_bound: usize) -> usize {
+        self.json_len_by(json_str_len_coarse, args_bound)
+    }
+
+    /// The bound with each string counted by `s`.
+    #[inline(always)]
+    fn json_len_by(&self, s: impl Fn(&str) -> usize, args_bound: usize) -> usize {
         // The keys of a hit (218 bytes with quotes, colon and comma), of its snippet (37)
         // and of its call (17), braces included.
         const KEYS: usize = 512;
         // A `u64` or `usize`; an `f64` as serde_json writes it (shortest round trip).
         const INT: usize = 20;
         const FLOAT: usize = 24;
-        let s = json_str_len;
+        let s = &s;
         let opt = |o: &Option<String>| o.as_deref().map_or(0, s);
         let snippet = self.snippet.as_ref().map_or(0, |sn| {
             s(&sn.text) + "false".len() + sn.highlights.len() * (2 * INT + 4)
@@ -1262,6 +1295,12 @@ pub(crate) fn json_str_len(s: &str) -> usize {
         return 2 + bytes.len();
     }
     2 + bytes.len() + bytes.iter().map(|&b| extra(b)).sum::<usize>()
+}
+
+/// At least [`json_str_len`] of `s`, without reading it: its quotes and six bytes for each of
+/// its bytes (the longest escape, `\u001f`).
+pub(crate) fn json_str_len_coarse(s: &str) -> usize {
+    s.len().saturating_mul(6).saturating_add(2)
 }
 
 /// At least the length of `v` as compact JSON: strings exact, numbers exact.
@@ -1654,10 +1693,12 @@ mod tests {
                 .unwrap();
                 assert_eq!(calls.call(file, hash, lineage), want);
                 assert_eq!(calls.clone().into_call(file, hash, lineage), want);
+                let bound = json_value_len_bound(&want.args);
                 assert_eq!(
-                    calls.args_bound(file, hash, lineage),
-                    json_value_len_bound(&want.args)
+                    session_args_len(calls.rest_bound(), json_str_len, [file, hash, lineage]),
+                    bound
                 );
+                assert!(calls.args_coarse(file, hash, lineage) >= bound);
                 assert_eq!(
                     serde_json::to_string(&calls.call(file, hash, lineage)).unwrap(),
                     serde_json::to_string(&want).unwrap()
