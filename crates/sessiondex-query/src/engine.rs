@@ -3076,7 +3076,6 @@ pub fn recall(
     let highlight = QueryTerms::from_terms(s.highlight.iter().cloned());
     let searched = crate::bm25::TermSearch::new(&highlight);
     let branches_arg = (v.branches == Branches::All).then_some(Branches::All);
-    let mut hits = Vec::new();
     let base = 600 + json_len(&s.coverage) + json_len(req);
     // Hits are counted by a coarse bound of their length while those show the page fits
     // (each byte of a string as six, its longest escape, without reading the strings), then
@@ -3091,9 +3090,6 @@ pub fn recall(
         coarse = false;
     }
     let mut exact = false;
-    // How the finer bound of each page hit's call's args is found, for the switch from the
-    // coarse ones: given, from the session's parts, or by a walk over the args.
-    let mut fine_args: Vec<Option<Result<usize, usize>>> = Vec::new();
     // The bound of a session call's args without the session's three strings (each cold
     // hit's call is the request with those set).
     let mut session_rest = None;
@@ -3108,6 +3104,11 @@ pub fn recall(
         .filter(|(_, (_, _, _, item))| matches!(item, Item::Cold(_)))
         .count();
     let mut page_left = page_items().count();
+    // Room for the page's hits at once (a hit is a few hundred bytes, moved at each growth).
+    let mut hits = Vec::with_capacity(page_left);
+    // How the finer bound of each page hit's call's args is found, for the switch from the
+    // coarse ones: given, from the session's parts, or by a walk over the args.
+    let mut fine_args: Vec<Option<Result<usize, usize>>> = Vec::with_capacity(page_left);
     for &(k, (score, slot_k, entry, item)) in page_items() {
         page_left = page_left.saturating_sub(1);
         let slot = &slots[slot_k];
