@@ -3304,7 +3304,7 @@ pub fn recall(
             debug_assert!(len > fine(&hit, args_bound));
             // Coarse while that shows this hit and as many more of its length fit: a page
             // that the coarse bounds would not show fitting is counted finely from the start.
-            if used + len.saturating_mul(page_left + 1) <= MAX_PAGE_CHARS {
+            if used.saturating_add(len.saturating_mul(page_left + 1)) <= MAX_PAGE_CHARS {
                 used += len;
                 hits.push(hit);
                 fine_args.push(args_bound);
