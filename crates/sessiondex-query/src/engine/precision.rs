@@ -420,8 +420,12 @@ pub(super) fn snippet_text<'a>(
     e: &HotEntry<'a>,
     matched: &[FieldGroup],
 ) -> Result<Option<&'a str>, Error> {
+    // Most hits did not match in the thinking part: their entry's parts are not split.
+    if !matched.contains(&FieldGroup::Thinking) {
+        return Ok(None);
+    }
     let p = Parts::of(e).map_err(ce)?;
-    if matched.contains(&FieldGroup::Thinking) && !matched.contains(&p.text_group) {
+    if !matched.contains(&p.text_group) {
         return Ok(p.thinking);
     }
     Ok(None)
