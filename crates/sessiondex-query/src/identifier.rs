@@ -128,11 +128,25 @@ impl Sequence {
     /// again; `buf` is scratch space kept across calls.
     #[must_use]
     pub fn is_in(&self, text: &str, is_nfkc: bool, buf: &mut Vec<u8>) -> bool {
+        self.is_in_at_most(text, is_nfkc, buf, usize::MAX)
+    }
+
+    /// [`Sequence::is_in`] when the text holds the first term as a token at most `most`
+    /// times (an entry's frequency of it): the search stops at that many, instead of
+    /// reading the rest of the text (a long tool output whose terms are all near its start).
+    #[must_use]
+    pub(crate) fn is_in_at_most(
+        &self,
+        text: &str,
+        is_nfkc: bool,
+        buf: &mut Vec<u8>,
+        most: usize,
+    ) -> bool {
         if self.terms.is_empty() {
             return false;
         }
         match &self.ascii_first {
-            Some(first) => contains_sequence_ascii(text, is_nfkc, &self.terms, first, buf),
+            Some(first) => contains_sequence_ascii(text, is_nfkc, &self.terms, first, buf, most),
             None => contains_sequence_general(text, &self.terms),
         }
     }
@@ -151,6 +165,7 @@ fn contains_sequence_ascii(
     seq: &[String],
     first: &CaseFinder,
     buf: &mut Vec<u8>,
+    most: usize,
 ) -> bool {
     let normalized = crate::fields::normalized(text, is_nfkc);
     let s: &str = &normalized;
@@ -188,8 +203,22 @@ fn contains_sequence_ascii(
         true
     };
     first.lower_into(bytes, buf);
-    let found = first.starts(bytes, buf).any(|p| !term_before(p) && at(p));
-    found
+    let first_len = seq.first().map_or(0, String::len);
+    // The first term's places that are whole tokens, counted against `most`.
+    let mut left = most;
+    for p in first.starts(bytes, buf) {
+        if term_before(p) || term_at(p + first_len) {
+            continue;
+        }
+        if at(p) {
+            return true;
+        }
+        left = left.saturating_sub(1);
+        if left == 0 {
+            return false;
+        }
+    }
+    false
 }
 
 /// [`Sequence::is_in`] through the tokenizer: any text. Shift-And over the tokens: bit `j`
@@ -274,9 +303,10 @@ mod tests {
     }
 
     /// The in-place check of ASCII text answers as the tokenizer does, the first term found
-    /// by its rare byte and in a lowered copy: every text of up to five symbols over letters
-    /// of both cases, a digit, `_` and separators, against term sequences of one to three
-    /// terms (a term may be a run of several symbols).
+    /// by its rare byte and in a lowered copy, and told how often the first term is a token:
+    /// every text of up to five symbols over letters of both cases, a digit, `_` and
+    /// separators, against term sequences of one to three terms (a term may be a run of
+    /// several symbols).
     #[test]
     fn ascii_sequences_are_the_tokenizer_sequences() {
         let symbols = ["a", "A", "b", "1", "_", " ", "-", "ab", "\n"];
@@ -302,9 +332,19 @@ mod tests {
         let mut hits = 0;
         let mut buf = Vec::new();
         for t in &texts {
+            let tokens = tokenize(t);
             for q in &seqs {
                 let want = contains_sequence_window(t, q.terms());
                 assert_eq!(q.is_in(t, false, &mut buf), want, "{t:?} {q:?}");
+                // Told how often the first term is a token (an entry's frequency), the
+                // search stops there and answers the same.
+                let first = q.terms().first().map(String::as_str);
+                let most = tokens.iter().filter(|x| Some(x.as_str()) == first).count();
+                assert_eq!(
+                    q.is_in_at_most(t, false, &mut buf, most),
+                    want,
+                    "{t:?} {q:?} at most {most}"
+                );
                 if sessiondex_core::tokenize::is_nfkc(t) {
                     assert_eq!(q.is_in(t, true, &mut buf), want, "{t:?} {q:?} (NFKC)");
                 }

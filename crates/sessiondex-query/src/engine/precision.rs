@@ -164,7 +164,7 @@ pub(super) fn best_keys(slots: &[Slot], items: &[Ranked], want: usize) -> Vec<u1
 }
 
 /// Puts in tier 2 the candidates `cands` (tier-0 entry items holding every query term) whose
-/// stored text holds the terms in order (`adjacent(slot, entry)`), checking at most
+/// stored text holds the terms in order (`adjacent(k, slot, entry)`, `k` the item), checking at most
 /// [`ADJACENCY_CANDIDATES`] of them in the page's order, and only as many as decide the
 /// items up to `want` and every score among them. It stops once `want` are found, the
 /// highest score of tier 0 is known (a candidate found not adjacent, or the next one scoring
@@ -178,7 +178,7 @@ fn adjacency(
     slots: &[Slot],
     cands: &[usize],
     want: usize,
-    mut adjacent: impl FnMut(usize, u32) -> Result<bool, Error>,
+    mut adjacent: impl FnMut(usize, usize, u32) -> Result<bool, Error>,
 ) -> Result<(), Error> {
     if cands.is_empty() {
         return Ok(());
@@ -221,7 +221,7 @@ fn adjacency(
             }
         }
         checked += 1;
-        if adjacent(slot, entry)? {
+        if adjacent(k, slot, entry)? {
             tier[k] = 2;
             found += 1;
             last_found = Some(score);
@@ -354,14 +354,33 @@ pub(super) fn add_and_tier(
             .collect();
         let g = s.px.groups;
         let mut buf = Vec::new();
-        adjacency(items, &mut tier, slots, &cands, want, |slot, entry| {
+        // The query term the sequence starts with: an entry's frequency of it bounds how
+        // often its stored text holds it as a token (every token of the text is posted, past
+        // a cut too), so a search of the text stops once it met that many. The reasoning,
+        // which the frequencies count only when it is indexed, is searched whole.
+        let first = match &s.matcher {
+            Matcher::Terms { terms, .. } => seq
+                .terms()
+                .first()
+                .and_then(|f| terms.iter().position(|t| t == f)),
+            _ => None,
+        };
+        // A full check (a test's) searches every text whole, as the browser build does (its
+        // size budget).
+        let first = first.filter(|_| !cfg!(target_arch = "wasm32"));
+        #[cfg(test)]
+        let first = first.filter(|_| !tests::FULL_ADJACENCY.with(std::cell::Cell::get));
+        adjacency(items, &mut tier, slots, &cands, want, |k, slot, entry| {
             let Some(shard) = &slots[slot].shard else {
                 return Ok(false);
             };
+            let most = first
+                .and_then(|f| s.entries.get(k).and_then(|c| s.tf(c).get(f)))
+                .map_or(usize::MAX, |&n| n as usize);
             let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
             let p = Parts::of(&e).map_err(ce)?;
             Ok(
-                (p.text_allowed(g) && seq.is_in(p.text, p.text_nfkc, &mut buf))
+                (p.text_allowed(g) && seq.is_in_at_most(p.text, p.text_nfkc, &mut buf, most))
                     || (p.thinking_allowed(g)
                         && p.thinking
                             .is_some_and(|t| seq.is_in(t, p.thinking_nfkc, &mut buf))),
@@ -558,7 +577,7 @@ mod tests {
         let cands: Vec<usize> = (0..items.len()).filter(|k| !others.contains(k)).collect();
         let mut tier = vec![0u8; items.len()];
         let mut checked = Vec::new();
-        adjacency(&items, &mut tier, &[], &cands, want, |_, entry| {
+        adjacency(&items, &mut tier, &[], &cands, want, |_, _, entry| {
             checked.push(entry as usize);
             Ok::<bool, Error>(adjacent.contains(&(entry as usize)))
         })
@@ -619,7 +638,7 @@ mod tests {
 
     /// Many entries holding two terms, adjacent or not, in ASCII and other text, with equal
     /// scores across sessions: every page of every size equals the page of a check of every
-    /// candidate, scores included.
+    /// candidate, each text searched whole, scores included.
     #[test]
     fn adjacency_pages_equal_a_full_check() {
         let mut m = MemoryIndex::new(MemoryConfig {
@@ -642,6 +661,9 @@ mod tests {
             "zqa \u{e9} zqb",
             "zqa",
             "filler zqb filler",
+            // The first term alone, then again before the second: a search told the first
+            // term's frequency must not stop at the first place.
+            "zqa zqc zqa zqb",
         ];
         for sess in 0..24 {
             let mut lines = vec![format!(
@@ -651,9 +673,9 @@ mod tests {
                 let mut text = String::new();
                 // Sessions 0-3 repeat session 4's texts: equal scores, ranked by session.
                 let shape = if sess < 4 {
-                    (k * 3) % 8
+                    (k * 3) % shapes.len()
                 } else {
-                    next(8) as usize
+                    next(shapes.len() as u64) as usize
                 };
                 for _ in 0..=(if sess < 4 { k % 3 } else { next(3) as usize }) {
                     text.push_str(shapes[shape]);
