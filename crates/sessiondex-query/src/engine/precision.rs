@@ -164,14 +164,14 @@ pub(super) fn best_keys(slots: &[Slot], items: &[Ranked], want: usize) -> Vec<u1
 }
 
 /// Puts in tier 2 the candidates `cands` (tier-0 entry items holding every query term) whose
-/// stored text holds the terms in order (`adjacent(k, slot, entry)`, `k` the item), checking at most
-/// [`ADJACENCY_CANDIDATES`] of them in the page's order, and only as many as decide the
-/// items up to `want` and every score among them. It stops once `want` are found, the
-/// highest score of tier 0 is known (a candidate found not adjacent, or the next one scoring
-/// at most the best tier-0 item that is no candidate) and the next candidate would not tie
-/// the last one found once both have tier 2's bonus. A candidate left unchecked stays in
-/// tier 0: in tier 2 it would come after the `want` found, and its score is at most tier 0's
-/// highest, so neither the items up to `want` nor the bonuses change.
+/// stored text holds the terms in order (`adjacent(k, slot, entry)`, `k` the item),
+/// checking at most [`ADJACENCY_CANDIDATES`] of them in the page's order, and only as many
+/// as decide the items up to `want` and every score among them. It stops once `want` are
+/// found, the highest score of tier 0 is known (a candidate found not adjacent, or the next
+/// one scoring at most the best tier-0 item that is no candidate) and the next candidate
+/// would not tie the last one found once both have tier 2's bonus. A candidate left
+/// unchecked stays in tier 0: in tier 2 it would come after the `want` found, and its score
+/// is at most tier 0's highest, so neither the items up to `want` nor the bonuses change.
 fn adjacency(
     items: &[Ranked],
     tier: &mut [u8],
