@@ -1068,7 +1068,7 @@ pub struct Postings<'a> {
     tfs: &'a [u8],
 }
 
-impl<'a> Postings<'a> {
+impl Postings<'_> {
     /// No postings.
     const EMPTY: Postings<'static> = Postings {
         entries: &[],

@@ -1209,9 +1209,10 @@ pub struct Hit {
 impl Hit {
     /// At least the length of this hit as compact JSON, and close to it: every string is
     /// counted exactly (quotes, escapes), every key as if written, every number at its
-    /// widest. A page counts its hits by this bound while the bounds show it fits
-    /// ([`crate::engine::MAX_PAGE_CHARS`]), which costs a pass over the strings instead of
-    /// serializing each hit.
+    /// widest. A page counts its hits by this bound, once the coarse one
+    /// ([`Hit::json_len_coarse_with`]) no longer shows it fitting, while the bounds show it
+    /// fits ([`crate::engine::MAX_PAGE_CHARS`]), which costs a pass over the strings instead
+    /// of serializing each hit.
     #[must_use]
     pub(crate) fn json_len_bound(&self) -> usize {
         self.json_len_bound_with(json_value_len_bound(&self.follow.args))
