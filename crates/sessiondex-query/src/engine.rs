@@ -3116,13 +3116,9 @@ pub fn recall(
     // A page hit whose digest was left for later and is gone.
     let mut digest_missing = false;
     // The `follow` calls of the page's cold session hits (the request without what names a
-    // place in one session), serialized once, for the first of them; the last of them takes
-    // the serialization itself.
+    // place in one session), serialized once, for the first of them, and shared by all.
     let mut cold_follow: Option<SessionRecalls> = None;
     let page_items = || items.iter().skip(offset).take(v.page_size as usize);
-    let mut cold_left = page_items()
-        .filter(|(_, (_, _, _, item))| matches!(item, Item::Cold(_)))
-        .count();
     let mut page_left = page_items().count();
     // Room for the page's hits at once (a hit is a few hundred bytes, moved at each growth).
     let mut hits = Vec::with_capacity(page_left);
@@ -3262,14 +3258,8 @@ pub fn recall(
                 session_rest = Some(calls.rest_bound());
                 args_bound = Some(Err(slot_k));
                 args_coarse = coarse.then(|| calls.args_coarse(file, hash, lineage));
-                cold_left = cold_left.saturating_sub(1);
-                let follow = if cold_left == 0 {
-                    calls.into_call(file, hash, lineage)
-                } else {
-                    let follow = calls.call(file, hash, lineage);
-                    cold_follow = Some(calls);
-                    follow
-                };
+                let follow = calls.call(file, hash, lineage);
+                cold_follow = Some(calls);
                 Hit {
                     matched_terms: s.cold_terms.terms(&c.notes()),
                     matched_structural_entries: structural,

@@ -10,6 +10,9 @@
 //! an opaque value, unknown fields included; object keys may come back reordered).
 
 use std::fmt;
+use std::sync::Arc;
+#[cfg(not(target_arch = "wasm32"))]
+use std::sync::OnceLock;
 
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
@@ -790,7 +793,7 @@ pub struct Call {
     #[serde(rename = "ref")]
     pub reference: String,
     /// The request, exactly as it will be run.
-    pub args: Value,
+    pub args: Args,
 }
 
 impl Call {
@@ -802,7 +805,9 @@ impl Call {
     pub fn recall(req: &RecallRequest) -> Result<Call, Error> {
         Ok(Call {
             reference: CallRef::Recall.as_str().to_owned(),
-            args: serde_json::to_value(req).map_err(|e| shape_error(&e))?,
+            args: serde_json::to_value(req)
+                .map_err(|e| shape_error(&e))?
+                .into(),
         })
     }
 
@@ -814,16 +819,17 @@ impl Call {
     pub fn expand(req: &ExpandRequest) -> Result<Call, Error> {
         Ok(Call {
             reference: CallRef::Expand.as_str().to_owned(),
-            args: serde_json::to_value(req).map_err(|e| shape_error(&e))?,
+            args: serde_json::to_value(req)
+                .map_err(|e| shape_error(&e))?
+                .into(),
         })
     }
 
     /// The `expand` call of one entry by index, with `args_bound`: what [`Call::expand`]
     /// gives for an [`ExpandRequest`] of `session`, `indices: [index]`, `sourceHash`,
     /// `lineageFingerprint` and `branches`, with [`json_value_len_bound`] of its args. The
-    /// args are built as the map they serialize to and their bound is counted from the
-    /// parts: a page made both with the serializer and a walk over the map for each of its
-    /// entry hits.
+    /// args keep their parts ([`Args`]) and their bound is counted from them: a page made both
+    /// with the serializer and a walk over a map for each of its entry hits.
     pub(crate) fn expand_entry(
         session: &str,
         index: u32,
@@ -831,33 +837,18 @@ impl Call {
         lineage: &str,
         branches: Option<Branches>,
     ) -> (Call, usize) {
-        let mut args = serde_json::Map::new();
-        let mut bound = 2;
-        let mut put = |key: &str, value: Value, value_bound: usize| {
-            bound += json_str_len(key) + value_bound + 2;
-            args.insert(key.to_owned(), value);
-        };
-        let string = |s: &str| (Value::String(s.to_owned()), json_str_len(s));
-        let (v, b) = string(session);
-        put("session", v, b);
-        let index = serde_json::Number::from(index);
-        let index_bound = 2 + json_number_len(&index) + 1;
-        put(
-            "indices",
-            Value::Array(vec![Value::Number(index)]),
-            index_bound,
-        );
-        let (v, b) = string(source_hash);
-        put("sourceHash", v, b);
-        let (v, b) = string(lineage);
-        put("lineageFingerprint", v, b);
-        if let Some(branches) = branches {
-            let (v, b) = string(branches.as_str());
-            put("branches", v, b);
-        }
+        // Each key and value adds its key's string, a colon and a comma.
+        let entry = |key: &str, value_bound: usize| json_str_len(key) + value_bound + 2;
+        let index_bound = 2 + json_number_len(&serde_json::Number::from(index)) + 1;
+        let bound = 2
+            + entry(EXPAND_SESSION_KEY, json_str_len(session))
+            + entry(EXPAND_INDICES_KEY, index_bound)
+            + entry(SOURCE_HASH_KEY, json_str_len(source_hash))
+            + entry(LINEAGE_KEY, json_str_len(lineage))
+            + branches.map_or(0, |b| entry(EXPAND_BRANCHES_KEY, json_str_len(b.as_str())));
         let call = Call {
             reference: CallRef::Expand.as_str().to_owned(),
-            args: Value::Object(args),
+            args: Args::expand(session, index, source_hash, lineage, branches),
         };
         (call, bound)
     }
@@ -922,15 +913,296 @@ impl Call {
     }
 }
 
+/// The args of a [`Call`]: a JSON object, read as a [`Value`] (it dereferences to one) and
+/// serialized as one. The calls a page's hits follow keep their parts instead (the fields of
+/// the request that every session hit's call shares, and each hit's strings), are written
+/// from them, and become a map only when read as a value: a page of ten hits built ten
+/// maps of four or five keys, each key a string of its own, that most callers only write
+/// out. (The browser build makes the map at once: the parts' writer would take room its size
+/// limit does not have.)
+#[derive(Clone)]
+pub struct Args {
+    /// The map, once built.
+    #[cfg(not(target_arch = "wasm32"))]
+    value: OnceLock<Value>,
+    /// What the map is built from.
+    #[cfg(not(target_arch = "wasm32"))]
+    parts: ArgParts,
+    /// The map.
+    #[cfg(target_arch = "wasm32")]
+    value: Value,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Clone)]
+enum ArgParts {
+    /// The value is set.
+    Value,
+    /// A session hit's `recall` call ([`SessionRecalls::call`]).
+    Session(SessionArgs),
+    /// An entry hit's `expand` call ([`Call::expand_entry`]).
+    Expand(ExpandArgs),
+}
+
+/// The parts of a session's `recall` args: `rest` and the three.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Clone)]
+struct SessionArgs {
+    rest: Arc<serde_json::Map<String, Value>>,
+    scope: String,
+    source_hash: String,
+    lineage: String,
+}
+
+/// The parts of an entry's `expand` args.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Clone)]
+struct ExpandArgs {
+    session: String,
+    index: u32,
+    source_hash: String,
+    lineage: String,
+    branches: Option<Branches>,
+}
+
+impl Args {
+    /// The args of a session's `recall` call: `rest` with the session's scope, source hash
+    /// and lineage.
+    fn session(
+        rest: &Arc<serde_json::Map<String, Value>>,
+        file: &str,
+        source_hash: &str,
+        lineage: &str,
+    ) -> Args {
+        let mut scope = String::with_capacity(SCOPE_PREFIX.len() + file.len());
+        scope.push_str(SCOPE_PREFIX);
+        scope.push_str(file);
+        #[cfg(not(target_arch = "wasm32"))]
+        return Args {
+            value: OnceLock::new(),
+            parts: ArgParts::Session(SessionArgs {
+                rest: Arc::clone(rest),
+                scope,
+                source_hash: source_hash.to_owned(),
+                lineage: lineage.to_owned(),
+            }),
+        };
+        #[cfg(target_arch = "wasm32")]
+        Args {
+            value: session_value(rest, scope, source_hash, lineage),
+        }
+    }
+
+    /// The args of an entry's `expand` call.
+    fn expand(
+        session: &str,
+        index: u32,
+        source_hash: &str,
+        lineage: &str,
+        branches: Option<Branches>,
+    ) -> Args {
+        #[cfg(not(target_arch = "wasm32"))]
+        return Args {
+            value: OnceLock::new(),
+            parts: ArgParts::Expand(ExpandArgs {
+                session: session.to_owned(),
+                index,
+                source_hash: source_hash.to_owned(),
+                lineage: lineage.to_owned(),
+                branches,
+            }),
+        };
+        #[cfg(target_arch = "wasm32")]
+        Args {
+            value: expand_value(session, index, source_hash, lineage, branches),
+        }
+    }
+
+    /// The map the parts stand for.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn build(&self) -> Value {
+        match &self.parts {
+            ArgParts::Value => Value::Null,
+            ArgParts::Session(p) => {
+                session_value(&p.rest, p.scope.clone(), &p.source_hash, &p.lineage)
+            }
+            ArgParts::Expand(p) => {
+                expand_value(&p.session, p.index, &p.source_hash, &p.lineage, p.branches)
+            }
+        }
+    }
+}
+
+/// The args of a session's `recall` call as a map.
+fn session_value(
+    rest: &serde_json::Map<String, Value>,
+    scope: String,
+    source_hash: &str,
+    lineage: &str,
+) -> Value {
+    let mut m = rest.clone();
+    m.insert(SCOPE_KEY.to_owned(), Value::String(scope));
+    m.insert(
+        SOURCE_HASH_KEY.to_owned(),
+        Value::String(source_hash.to_owned()),
+    );
+    m.insert(LINEAGE_KEY.to_owned(), Value::String(lineage.to_owned()));
+    Value::Object(m)
+}
+
+/// The args of an entry's `expand` call as a map.
+fn expand_value(
+    session: &str,
+    index: u32,
+    source_hash: &str,
+    lineage: &str,
+    branches: Option<Branches>,
+) -> Value {
+    let mut m = serde_json::Map::new();
+    let s = |v: &str| Value::String(v.to_owned());
+    m.insert(EXPAND_SESSION_KEY.to_owned(), s(session));
+    m.insert(EXPAND_INDICES_KEY.to_owned(), json!([index]));
+    m.insert(SOURCE_HASH_KEY.to_owned(), s(source_hash));
+    m.insert(LINEAGE_KEY.to_owned(), s(lineage));
+    if let Some(b) = branches {
+        m.insert(EXPAND_BRANCHES_KEY.to_owned(), s(b.as_str()));
+    }
+    Value::Object(m)
+}
+
+impl std::ops::Deref for Args {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.value.get_or_init(|| self.build());
+        #[cfg(target_arch = "wasm32")]
+        &self.value
+    }
+}
+
+impl From<Value> for Args {
+    fn from(value: Value) -> Args {
+        #[cfg(not(target_arch = "wasm32"))]
+        return Args {
+            value: OnceLock::from(value),
+            parts: ArgParts::Value,
+        };
+        #[cfg(target_arch = "wasm32")]
+        Args { value }
+    }
+}
+
+impl PartialEq for Args {
+    fn eq(&self, other: &Args) -> bool {
+        **self == **other
+    }
+}
+
+impl fmt::Debug for Args {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl Serialize for Args {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[cfg(not(target_arch = "wasm32"))]
+        if self.value.get().is_none() {
+            return self.serialize_parts(serializer);
+        }
+        (**self).serialize(serializer)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Args {
+    /// The map of the parts, written as the map [`Args::build`] makes would be: its keys in
+    /// byte order.
+    fn serialize_parts<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.parts {
+            ArgParts::Value => (**self).serialize(serializer),
+            ArgParts::Session(p) => p.serialize(serializer),
+            ArgParts::Expand(p) => p.serialize(serializer),
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl SessionArgs {
+    /// The map of [`session_value`], written in its key order.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        // The three in byte order, each written before the first key of `rest` above it
+        // (`rest` holds none of them).
+        let three = [
+            (LINEAGE_KEY, &self.lineage),
+            (SCOPE_KEY, &self.scope),
+            (SOURCE_HASH_KEY, &self.source_hash),
+        ];
+        let mut three = three.iter().peekable();
+        let mut map = serializer.serialize_map(Some(self.rest.len() + 3))?;
+        for (k, v) in self.rest.iter() {
+            while let Some((tk, tv)) = three.next_if(|(tk, _)| *tk < k.as_str()) {
+                map.serialize_entry(tk, tv)?;
+            }
+            map.serialize_entry(k, v)?;
+        }
+        for (tk, tv) in three {
+            map.serialize_entry(tk, tv)?;
+        }
+        map.end()
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl ExpandArgs {
+    /// The map of [`expand_value`], written in its key order.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let n = 4 + usize::from(self.branches.is_some());
+        let mut map = serializer.serialize_map(Some(n))?;
+        if let Some(b) = self.branches {
+            map.serialize_entry(EXPAND_BRANCHES_KEY, b.as_str())?;
+        }
+        map.serialize_entry(EXPAND_INDICES_KEY, &[self.index])?;
+        map.serialize_entry(LINEAGE_KEY, &self.lineage)?;
+        map.serialize_entry(EXPAND_SESSION_KEY, &self.session)?;
+        map.serialize_entry(SOURCE_HASH_KEY, &self.source_hash)?;
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Args {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Args, D::Error> {
+        Value::deserialize(deserializer).map(Args::from)
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Args {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        <Value as schemars::JsonSchema>::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Value as schemars::JsonSchema>::json_schema(generator)
+    }
+}
+
 /// The `recall` calls that run one request over one session each (the `follow` of a session
 /// hit): [`Call::recall`] of the request with its `scope`, `sourceHash` and
 /// `lineageFingerprint` set to the session's, built from one serialization of the rest of the
 /// request instead of one per hit.
 #[derive(Debug, Clone)]
 pub(crate) struct SessionRecalls {
-    /// The request's fields, the three of a session's among them (null until set).
-    base: serde_json::Map<String, Value>,
-    /// What [`json_value_len_bound`] gives for `base` without the three.
+    /// The request's fields but the three of a session's, shared by every call.
+    rest: Arc<serde_json::Map<String, Value>>,
+    /// What [`json_value_len_bound`] gives for `rest`.
     rest_bound: usize,
 }
 
@@ -939,6 +1211,10 @@ const SESSION_KEYS: [&str; 3] = [SCOPE_KEY, SOURCE_HASH_KEY, LINEAGE_KEY];
 const SCOPE_KEY: &str = "scope";
 const SOURCE_HASH_KEY: &str = "sourceHash";
 const LINEAGE_KEY: &str = "lineageFingerprint";
+/// The keys of an entry's expand call besides `sourceHash` and `lineageFingerprint`.
+const EXPAND_SESSION_KEY: &str = "session";
+const EXPAND_INDICES_KEY: &str = "indices";
+const EXPAND_BRANCHES_KEY: &str = "branches";
 
 impl SessionRecalls {
     /// The calls of `req` (its own scope and hashes are replaced by each session's). The
@@ -952,12 +1228,14 @@ impl SessionRecalls {
         rest.source_hash = None;
         rest.lineage_fingerprint = None;
         match serde_json::to_value(&rest).map_err(|e| shape_error(&e))? {
-            Value::Object(mut base) => {
-                let rest_bound = json_value_len_bound_of_map(&base);
-                for k in SESSION_KEYS {
-                    base.insert(k.to_owned(), Value::Null);
-                }
-                Ok(SessionRecalls { base, rest_bound })
+            Value::Object(rest) => {
+                // The three are `None`, which the request does not write.
+                debug_assert!(SESSION_KEYS.iter().all(|k| !rest.contains_key(*k)));
+                let rest_bound = json_value_len_bound_of_map(&rest);
+                Ok(SessionRecalls {
+                    rest: Arc::new(rest),
+                    rest_bound,
+                })
             }
             _ => Err(Error::new(
                 ErrorCode::InvalidRequest,
@@ -968,42 +1246,9 @@ impl SessionRecalls {
 
     /// The call over the session of `file` at `source_hash` and `lineage`.
     pub(crate) fn call(&self, file: &str, source_hash: &str, lineage: &str) -> Call {
-        // The clone holds every key: the three values are set in place (inserting them
-        // took a key string each and a shift of the map's node).
-        Self::call_with(self.base.clone(), file, source_hash, lineage)
-    }
-
-    /// [`SessionRecalls::call`] for the last session of a page: the request's map becomes
-    /// the call's args instead of being copied for it.
-    pub(crate) fn into_call(self, file: &str, source_hash: &str, lineage: &str) -> Call {
-        Self::call_with(self.base, file, source_hash, lineage)
-    }
-
-    fn call_with(
-        mut args: serde_json::Map<String, Value>,
-        file: &str,
-        source_hash: &str,
-        lineage: &str,
-    ) -> Call {
-        // One pass over the keys, each told by its length and bytes, instead of a search
-        // of the map (a string comparison at each node) per key.
-        for (k, slot) in &mut args {
-            let v = match k.as_str() {
-                SCOPE_KEY => {
-                    let mut scope = String::with_capacity(SCOPE_PREFIX.len() + file.len());
-                    scope.push_str(SCOPE_PREFIX);
-                    scope.push_str(file);
-                    scope
-                }
-                SOURCE_HASH_KEY => source_hash.to_owned(),
-                LINEAGE_KEY => lineage.to_owned(),
-                _ => continue,
-            };
-            *slot = Value::String(v);
-        }
         Call {
             reference: CallRef::Recall.as_str().to_owned(),
-            args: Value::Object(args),
+            args: Args::session(&self.rest, file, source_hash, lineage),
         }
     }
 
@@ -1440,7 +1685,8 @@ mod tests {
                     pick(): pick(),
                     "n": [u64::MAX, i64::MIN, -1.234_567_890_123_456_7e-300, 0.1],
                     "nested": {pick(): [null, true, false, pick()]},
-                }),
+                })
+                .into(),
             };
             let hit = Hit {
                 kind: if some(0) {
@@ -1693,17 +1939,20 @@ mod tests {
                 })
                 .unwrap();
                 assert_eq!(calls.call(file, hash, lineage), want);
-                assert_eq!(calls.clone().into_call(file, hash, lineage), want);
                 let bound = json_value_len_bound(&want.args);
                 assert_eq!(
                     session_args_len(calls.rest_bound(), json_str_len, [file, hash, lineage]),
                     bound
                 );
                 assert!(calls.args_coarse(file, hash, lineage) >= bound);
+                // Written from its parts (the request's keys and the three in byte order), as
+                // the map would be.
+                let call = calls.call(file, hash, lineage);
                 assert_eq!(
-                    serde_json::to_string(&calls.call(file, hash, lineage)).unwrap(),
+                    serde_json::to_string(&call).unwrap(),
                     serde_json::to_string(&want).unwrap()
                 );
+                assert!(call.args.value.get().is_none());
             }
         }
     }
@@ -1982,6 +2231,12 @@ mod tests {
                             ..ExpandRequest::default()
                         })
                         .unwrap();
+                        // Written from its parts, as the map would be, then read as the map.
+                        assert_eq!(
+                            serde_json::to_string(&call).unwrap(),
+                            serde_json::to_string(&want).unwrap()
+                        );
+                        assert!(call.args.value.get().is_none());
                         assert_eq!(call, want);
                         assert_eq!(bound, json_value_len_bound(&want.args));
                         assert!(bound >= json_len(&want.args));
