@@ -1017,11 +1017,13 @@ impl Args {
             value: expand_value(session, index, source_hash, lineage, branches),
         }
     }
+}
 
+#[cfg(not(target_arch = "wasm32"))]
+impl ArgParts {
     /// The map the parts stand for.
-    #[cfg(not(target_arch = "wasm32"))]
     fn build(&self) -> Value {
-        match &self.parts {
+        match self {
             ArgParts::Value => Value::Null,
             ArgParts::Session(p) => {
                 session_value(&p.rest, p.scope.clone(), &p.source_hash, &p.lineage)
@@ -1075,7 +1077,7 @@ impl std::ops::Deref for Args {
 
     fn deref(&self) -> &Value {
         #[cfg(not(target_arch = "wasm32"))]
-        return self.value.get_or_init(|| self.build());
+        return self.value.get_or_init(|| self.parts.build());
         #[cfg(target_arch = "wasm32")]
         &self.value
     }
@@ -1099,6 +1101,25 @@ impl PartialEq for Args {
     }
 }
 
+impl PartialEq<Value> for Args {
+    fn eq(&self, other: &Value) -> bool {
+        **self == *other
+    }
+}
+
+impl From<Args> for Value {
+    /// The map the args stand for.
+    fn from(args: Args) -> Value {
+        #[cfg(not(target_arch = "wasm32"))]
+        return args
+            .value
+            .into_inner()
+            .unwrap_or_else(|| args.parts.build());
+        #[cfg(target_arch = "wasm32")]
+        args.value
+    }
+}
+
 impl fmt::Debug for Args {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
@@ -1117,8 +1138,8 @@ impl Serialize for Args {
 
 #[cfg(not(target_arch = "wasm32"))]
 impl Args {
-    /// The map of the parts, written as the map [`Args::build`] makes would be: its keys in
-    /// byte order.
+    /// The map of the parts, written as the map [`ArgParts::build`] makes would be: its keys
+    /// in byte order.
     fn serialize_parts<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.parts {
             ArgParts::Value => (**self).serialize(serializer),
@@ -1463,8 +1484,8 @@ impl Hit {
         self.json_len_bound_with(json_value_len_bound(&self.follow.args))
     }
 
-    /// [`Hit::json_len_bound`] with the bound of its call's args given
-    /// ([`SessionRecalls::args_bound`]).
+    /// [`Hit::json_len_bound`] with the bound of its call's args given (from their parts:
+    /// [`session_args_len`], [`Call::expand_entry`]).
     #[must_use]
     #[inline(never)]
     pub(crate) fn json_len_bound_with(&self, args_bound: usize) -> usize {
@@ -1953,6 +1974,9 @@ mod tests {
                     serde_json::to_string(&want).unwrap()
                 );
                 assert!(call.args.value.get().is_none());
+                // Compared with and turned into the map, unbuilt as it is.
+                assert!(call.args == *want.args);
+                assert_eq!(Value::from(call.args), Value::from(want.args.clone()));
             }
         }
     }
