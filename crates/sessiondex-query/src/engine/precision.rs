@@ -422,6 +422,22 @@ pub(super) fn matched_in(
     if !lexical {
         return Ok(Vec::new());
     }
+    // A literal query's lexical hit with no reasoning part matched in its text, which the
+    // entry's frequencies count whole: the stored text shows a term or was cut before it,
+    // and either way the text's group is the answer (as `Parts::matched` finds it, without
+    // reading the text). The browser build reads the parts (its size budget).
+    #[cfg(test)]
+    let full = tests::FULL_MATCHED_IN.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let full = cfg!(target_arch = "wasm32");
+    if let (Matcher::Terms { .. }, false) = (&s.matcher, full) {
+        if e.flags() & sessiondex_core::hot::FLAG_HAS_THINKING == 0 {
+            let g = FieldGroup::of_class(e.class().map_err(ce)?);
+            if s.px.groups.contains(g) {
+                return Ok(vec![g]);
+            }
+        }
+    }
     let p = Parts::of(e).map_err(ce)?;
     let g = s.px.groups;
     Ok(match &s.matcher {
@@ -558,6 +574,79 @@ mod tests {
     thread_local! {
         /// Every adjacency candidate is checked, whatever the page needs.
         pub(super) static FULL_ADJACENCY: Cell<bool> = const { Cell::new(false) };
+        /// Every entry hit's matched groups are found by reading its parts.
+        pub(super) static FULL_MATCHED_IN: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Entry hits with and without a reasoning part, cut and whole, of every text class,
+    /// some holding a term only past the cut, and id-named entries: under every field-group
+    /// set and both reasoning policies, every page equals the page whose matched groups are
+    /// found by reading each hit's parts.
+    #[test]
+    fn matched_groups_equal_a_full_check() {
+        for index_thinking in [false, true] {
+            let mut m = MemoryIndex::new(MemoryConfig {
+                hot_sessions: Some(1_000),
+                max_entry_chars: 40,
+                index_thinking,
+                ..MemoryConfig::default()
+            });
+            let pad = "pad ".repeat(12);
+            for sess in 0..6 {
+                let text = match sess % 3 {
+                    0 => "zqa early".to_owned(),
+                    1 => format!("{pad}zqa late"),
+                    _ => "nothing here".to_owned(),
+                };
+                let thought = match sess % 2 {
+                    0 => "zqa thought".to_owned(),
+                    _ => format!("{pad}zqb thought"),
+                };
+                let lines = [
+                    format!(
+                        r#"{{"type":"session","version":3,"id":"s{sess}","timestamp":"2026-01-01T00:0{sess}:00Z","cwd":"/p"}}"#
+                    ),
+                    format!(
+                        r#"{{"type":"message","id":"u{sess}","parentId":null,"timestamp":"2026-01-01T00:0{sess}:01Z","message":{{"role":"user","content":"{text} zqb"}}}}"#
+                    ),
+                    format!(
+                        r#"{{"type":"message","id":"a{sess}","parentId":"u{sess}","timestamp":"2026-01-01T00:0{sess}:02Z","message":{{"role":"assistant","content":[{{"type":"thinking","thinking":"{thought}"}},{{"type":"text","text":"{text}"}},{{"type":"toolCall","id":"c{sess}","name":"bash","arguments":{{"command":"{text}"}}}}]}}}}"#
+                    ),
+                    format!(
+                        r#"{{"type":"message","id":"t{sess}","parentId":"a{sess}","timestamp":"2026-01-01T00:0{sess}:03Z","message":{{"role":"toolResult","toolCallId":"c{sess}","toolName":"bash","isError":false,"content":[{{"type":"text","text":"{text} zqb"}}]}}}}"#
+                    ),
+                ];
+                m.add_file(&format!("s{sess}.jsonl"), lines.join("\n").as_bytes())
+                    .unwrap();
+            }
+            let mut hits = 0;
+            for query in ["zqa", "zqb", "zqa zqb", "s3", "u2 zqa"] {
+                for groups in [
+                    None,
+                    Some(vec!["text"]),
+                    Some(vec!["thinking"]),
+                    Some(vec!["tool_input", "tool_output"]),
+                    Some(vec!["text", "thinking"]),
+                ] {
+                    for matching in ["any", "all"] {
+                        let mut req = serde_json::json!({
+                            "query": query, "queryMatch": matching, "pageSize": 100
+                        });
+                        if let Some(g) = &groups {
+                            req["in"] = serde_json::json!(g);
+                        }
+                        let what = format!("{index_thinking} {query} {groups:?} {matching}");
+                        let short = same_as_full(&mut m, req, &FULL_MATCHED_IN, &what);
+                        hits += short
+                            .hits
+                            .iter()
+                            .filter(|h| h.kind == HitKind::Entry)
+                            .count();
+                    }
+                }
+            }
+            assert!(hits > 200, "{index_thinking} {hits}");
+        }
     }
 
     /// Runs [`adjacency`] over `scores` (every item a candidate but those in `others`),
@@ -702,15 +791,8 @@ mod tests {
                             "query": query, "queryMatch": matching, "pageSize": size,
                             "offset": offset
                         });
-                        let lazy = run(&mut m, req.clone());
-                        FULL_ADJACENCY.with(|c| c.set(true));
-                        let full = run(&mut m, req);
-                        FULL_ADJACENCY.with(|c| c.set(false));
-                        assert_eq!(
-                            serde_json::to_value(&lazy).unwrap(),
-                            serde_json::to_value(&full).unwrap(),
-                            "{query} {matching} {size} {offset}"
-                        );
+                        let what = format!("{query} {matching} {size} {offset}");
+                        let lazy = same_as_full(&mut m, req, &FULL_ADJACENCY, &what);
                         pages += 1;
                         offset += size;
                         if offset >= lazy.total {
@@ -737,6 +819,25 @@ mod tests {
         m.add_file("new.jsonl", NEW).unwrap();
         m.add_file("tools.jsonl", TOOLS).unwrap();
         m
+    }
+
+    /// The page of `req`, checked equal to its page with `switch` set (`what`: the case).
+    fn same_as_full(
+        m: &mut MemoryIndex,
+        req: serde_json::Value,
+        switch: &'static std::thread::LocalKey<Cell<bool>>,
+        what: &str,
+    ) -> Page {
+        let page = run(m, req.clone());
+        switch.with(|c| c.set(true));
+        let full = run(m, req);
+        switch.with(|c| c.set(false));
+        assert_eq!(
+            serde_json::to_value(&page).unwrap(),
+            serde_json::to_value(&full).unwrap(),
+            "{what}"
+        );
+        page
     }
 
     fn run(m: &mut MemoryIndex, req: serde_json::Value) -> Page {
