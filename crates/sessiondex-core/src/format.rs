@@ -493,6 +493,12 @@ pub(crate) struct StrCol {
 impl StrCol {
     /// String `i`, UTF-8 checked.
     pub(crate) fn get(self, base: &[u8], i: usize) -> Result<&str> {
+        let b = self.get_bytes(base, i)?;
+        utf8(b).ok_or_else(|| Error::corrupt(format!("string {i} is not UTF-8")))
+    }
+
+    /// The bytes of string `i`, not checked as UTF-8.
+    pub(crate) fn get_bytes(self, base: &[u8], i: usize) -> Result<&[u8]> {
         let span = self
             .offsets
             .span(base, i)
@@ -501,10 +507,8 @@ impl StrCol {
             .bytes
             .bytes(base)
             .ok_or_else(|| Error::corrupt("string bytes out of range"))?;
-        let b = all
-            .get(span)
-            .ok_or_else(|| Error::corrupt(format!("string {i} out of range")))?;
-        utf8(b).ok_or_else(|| Error::corrupt(format!("string {i} is not UTF-8")))
+        all.get(span)
+            .ok_or_else(|| Error::corrupt(format!("string {i} out of range")))
     }
 
     /// String `id` or `None` for [`NONE`].

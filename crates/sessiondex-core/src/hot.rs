@@ -1397,6 +1397,28 @@ impl<'a> HotEntry<'a> {
         self.cols.thinking.get(self.base, self.i).map(Some)
     }
 
+    /// The bytes of [`HotEntry::text`], not checked as UTF-8 (a reader that needs only its
+    /// ASCII bytes checks the rest itself).
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when out of range.
+    pub fn text_bytes(&self) -> Result<&'a [u8]> {
+        self.cols.text.get_bytes(self.base, self.i)
+    }
+
+    /// The bytes of [`HotEntry::thinking`], not checked as UTF-8.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when out of range.
+    pub fn thinking_bytes(&self) -> Result<Option<&'a [u8]>> {
+        if self.flags() & FLAG_HAS_THINKING == 0 {
+            return Ok(None);
+        }
+        self.cols.thinking.get_bytes(self.base, self.i).map(Some)
+    }
+
     /// The flag bits (`FLAG_*`).
     #[must_use]
     pub fn flags(&self) -> u8 {

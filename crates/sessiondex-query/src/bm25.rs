@@ -854,6 +854,43 @@ impl Phrase {
         self.count_normalized(text, max)
     }
 
+    /// [`Phrase::count`] of a stored text's bytes, not yet checked as UTF-8: ASCII bytes are
+    /// read as they are (the pass that lowers them learns that they are ASCII), other text
+    /// is checked first. `None` when it is not UTF-8. (Not in the browser build, which
+    /// checks every text first: its size budget.)
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn count_bytes(&self, bytes: &[u8], max: usize) -> Option<usize> {
+        if !self.searched_in_place() {
+            if bytes.is_ascii() {
+                // The normal form of ASCII text is ASCII: no match for this needle.
+                return Some(0);
+            }
+            return std::str::from_utf8(bytes)
+                .ok()
+                .map(|t| self.count_normalized(t, max));
+        }
+        // One pass copies the text lowered and learns whether it is ASCII.
+        let mut low = LOWERED.with(std::cell::Cell::take);
+        let ascii = lower_into(&mut low, bytes);
+        let text = if ascii {
+            None
+        } else {
+            std::str::from_utf8(bytes).ok()
+        };
+        let n = if ascii || text.is_some_and(ascii_transparent) {
+            let mut k = 0;
+            self.matches_lowered(&low, max, |_| k += 1);
+            Some(k)
+        } else {
+            None
+        };
+        LOWERED.with(|c| c.set(low));
+        match n {
+            Some(n) => Some(n),
+            None => text.map(|t| self.count_normalized(t, max)),
+        }
+    }
+
     /// [`Phrase::count`] on the normal form of `text`: any text.
     fn count_normalized(&self, text: &str, max: usize) -> usize {
         let normal = NormalizedText::text_only(text);
@@ -1258,6 +1295,12 @@ mod tests {
                 want,
                 "{needle:?} in {text:?}, max {max}"
             );
+            // From the bytes, not checked first: the same.
+            assert_eq!(
+                p.count_bytes(text.as_bytes(), max),
+                Some(want),
+                "{needle:?} in {text:?}, max {max}"
+            );
             assert_eq!(
                 p.spans(text, max),
                 p.spans_normalized(text, max),
@@ -1431,6 +1474,18 @@ mod tests {
         }
         assert_eq!(p.count(texts[0], 100), 3);
         assert_eq!(p.count(texts[1], 100), 2);
+        // Bytes that are not UTF-8 are refused, wherever the bad byte is, and for a needle
+        // searched in place or on the normal form.
+        for needle in ["flaky timeout", "ｆ timeout"] {
+            let q = Phrase::new(needle).unwrap();
+            for bad in [
+                &b"\xff flaky timeout"[..],
+                b"flaky timeout \xe6\x97",
+                b"\xc0\xaf",
+            ] {
+                assert_eq!(q.count_bytes(bad, 100), None, "{needle:?} {bad:?}");
+            }
+        }
     }
 
     #[test]

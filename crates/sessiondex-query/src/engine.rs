@@ -1831,14 +1831,39 @@ impl Search<'_> {
                 let mut found = Vec::new();
                 for i in kept_entries(&mut self.coverage, shard, &mask, cand.as_deref())? {
                     let e = shard.entry(i).ok_or_else(corrupt)?;
-                    let p = crate::fields::Parts::of(&e).map_err(ce)?;
-                    let mut count = 0;
-                    if p.text_allowed(self.px.groups) {
-                        count += phrase.count(p.text, MAX_SPANS);
-                    }
-                    if let (true, Some(th)) = (p.thinking_allowed(self.px.groups), p.thinking) {
-                        count += phrase.count(th, MAX_SPANS);
-                    }
+                    // The stored bytes: an ASCII text is not checked as UTF-8 first, as the
+                    // pass that lowers it learns it is ASCII (other text is checked). The
+                    // browser build checks every text first (its size budget).
+                    #[cfg(not(target_arch = "wasm32"))]
+                    let count = {
+                        let g = self.px.groups;
+                        let not_utf8 =
+                            || Error::new(ErrorCode::IndexCorrupt, "a stored text is not UTF-8");
+                        let mut count = 0;
+                        let class = e.class().map_err(ce)?;
+                        if g.contains(crate::request::FieldGroup::of_class(class)) {
+                            let text = e.text_bytes().map_err(ce)?;
+                            count += phrase.count_bytes(text, MAX_SPANS).ok_or_else(not_utf8)?;
+                        }
+                        if g.contains(crate::request::FieldGroup::Thinking) {
+                            if let Some(th) = e.thinking_bytes().map_err(ce)? {
+                                count += phrase.count_bytes(th, MAX_SPANS).ok_or_else(not_utf8)?;
+                            }
+                        }
+                        count
+                    };
+                    #[cfg(target_arch = "wasm32")]
+                    let count = {
+                        let p = crate::fields::Parts::of(&e).map_err(ce)?;
+                        let mut count = 0;
+                        if p.text_allowed(self.px.groups) {
+                            count += phrase.count(p.text, MAX_SPANS);
+                        }
+                        if let (true, Some(th)) = (p.thinking_allowed(self.px.groups), p.thinking) {
+                            count += phrase.count(th, MAX_SPANS);
+                        }
+                        count
+                    };
                     if count == 0 && e.truncated() {
                         // The phrase may lie past the stored cut.
                         self.coverage.add_reason(reason::MAX_ENTRY_CHARS);
