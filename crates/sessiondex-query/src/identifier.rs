@@ -146,9 +146,95 @@ impl Sequence {
             return false;
         }
         match &self.ascii_first {
-            Some(first) => contains_sequence_ascii(text, is_nfkc, &self.terms, first, buf, most),
+            Some(first) => {
+                let normalized = crate::fields::normalized(text, is_nfkc);
+                contains_sequence_ascii(&*normalized, &self.terms, first, buf, most)
+            }
             None => contains_sequence_general(text, &self.terms),
         }
+    }
+
+    /// [`Sequence::is_in_at_most`] of the bytes of a text known to be NFKC, not checked as
+    /// UTF-8: ASCII terms are searched in the bytes and only the characters around the
+    /// places they occur are decoded (bytes that are not UTF-8 there are no term
+    /// characters). `None` when the terms are not all ASCII (the text is then checked and
+    /// read as [`Sequence::is_in_at_most`] reads it).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn is_in_nfkc_bytes_at_most(
+        &self,
+        text: &[u8],
+        buf: &mut Vec<u8>,
+        most: usize,
+    ) -> Option<bool> {
+        let first = self.ascii_first.as_ref()?;
+        Some(contains_sequence_ascii(text, &self.terms, first, buf, most))
+    }
+}
+
+/// A text [`contains_sequence_ascii`] reads: its bytes, and the characters at and before a
+/// place. A string decodes them as it is; bytes not checked as UTF-8 decode one character at a
+/// time (bytes that are not one there read as no term character).
+trait Hay {
+    fn bytes(&self) -> &[u8];
+    /// Whether the character at byte `q` is a term character, and its width (`None` past
+    /// the end).
+    fn term_at(&self, q: usize) -> Option<(bool, usize)>;
+    /// Whether the character ending at byte `p` is a term character, that one not ASCII.
+    fn non_ascii_term_before(&self, p: usize) -> bool;
+}
+
+impl Hay for str {
+    fn bytes(&self) -> &[u8] {
+        self.as_bytes()
+    }
+
+    fn term_at(&self, q: usize) -> Option<(bool, usize)> {
+        term_char_at(self, q)
+    }
+
+    fn non_ascii_term_before(&self, p: usize) -> bool {
+        self.get(..p)
+            .and_then(|head| head.chars().next_back())
+            .is_some_and(is_term_char)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Hay for [u8] {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+
+    fn term_at(&self, q: usize) -> Option<(bool, usize)> {
+        let c0 = *self.get(q)?;
+        if c0 < 0x80 {
+            return Some((is_ascii_term_byte(c0), 1));
+        }
+        let w = match c0 {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => 0,
+        };
+        let c = q
+            .checked_add(w)
+            .and_then(|end| self.get(q..end))
+            .and_then(|c| std::str::from_utf8(c).ok());
+        Some(c.and_then(|c| term_char_at(c, 0)).unwrap_or((false, 1)))
+    }
+
+    fn non_ascii_term_before(&self, p: usize) -> bool {
+        // The character starts at most four bytes back, at its first byte that is no
+        // continuation byte.
+        let Some(start) = (1..=4)
+            .filter_map(|k| p.checked_sub(k))
+            .find(|&j| self.get(j).is_some_and(|&x| !(0x80..0xC0).contains(&x)))
+        else {
+            return false;
+        };
+        self.get(start..p)
+            .and_then(|c| std::str::from_utf8(c).ok())
+            .is_some_and(|c| c.non_ascii_term_before(c.len()))
     }
 }
 
@@ -159,32 +245,26 @@ impl Sequence {
 /// substring, ASCII case ignored; only around the places it occurs are characters
 /// classified: the terms must follow one another there, each a whole run, separated by
 /// characters that are not term characters.
-fn contains_sequence_ascii(
-    text: &str,
-    is_nfkc: bool,
+fn contains_sequence_ascii<H: Hay + ?Sized>(
+    hay: &H,
     seq: &[String],
     first: &CaseFinder,
     buf: &mut Vec<u8>,
     most: usize,
 ) -> bool {
-    let normalized = crate::fields::normalized(text, is_nfkc);
-    let s: &str = &normalized;
-    let bytes = s.as_bytes();
-    let term_at = |q: usize| term_char_at(s, q).is_some_and(|(t, _)| t);
+    let bytes = hay.bytes();
+    let term_at = |q: usize| hay.term_at(q).is_some_and(|(t, _)| t);
     // A place the first term starts is a char boundary (the term is ASCII).
     let term_before = |p: usize| match p.checked_sub(1).and_then(|i| bytes.get(i)) {
         None => false,
         Some(&b) if b < 0x80 => is_ascii_term_byte(b),
-        Some(_) => s
-            .get(..p)
-            .and_then(|head| head.chars().next_back())
-            .is_some_and(is_term_char),
+        Some(_) => hay.non_ascii_term_before(p),
     };
     let at = |mut q: usize| -> bool {
         for (j, tok) in seq.iter().enumerate() {
             if j > 0 {
                 // Past the characters between the terms (the term before ended at one).
-                while let Some((false, width)) = term_char_at(s, q) {
+                while let Some((false, width)) = hay.term_at(q) {
                     q += width;
                 }
             }
@@ -330,6 +410,7 @@ mod tests {
             })
             .collect();
         let mut hits = 0;
+        let mut bytes = 0;
         let mut buf = Vec::new();
         for t in &texts {
             let tokens = tokenize(t);
@@ -347,12 +428,43 @@ mod tests {
                 );
                 if sessiondex_core::tokenize::is_nfkc(t) {
                     assert_eq!(q.is_in(t, true, &mut buf), want, "{t:?} {q:?} (NFKC)");
+                    // Its bytes, not checked first: the same, with the cap too.
+                    if let Some(hit) = q.is_in_nfkc_bytes_at_most(t.as_bytes(), &mut buf, most) {
+                        assert_eq!(hit, want, "{t:?} {q:?} (bytes, at most {most})");
+                        bytes += 1;
+                    }
                 }
                 assert_eq!(contains_sequence_general(t, q.terms()), want, "{t:?} {q:?}");
                 hits += usize::from(want);
             }
         }
         assert!(hits > 10_000, "{hits}");
+        assert!(bytes > 10_000, "{bytes}");
+    }
+
+    /// Bytes around a term's place that are not UTF-8 read as no term character (the text's
+    /// check, not this search, refuses them), and a character of two to four bytes before or
+    /// after the term is decoded.
+    #[test]
+    fn sequence_bytes_around_a_term() {
+        let q = Sequence::new(vec!["zqa".into(), "zqb".into()]);
+        let cases: [(&[u8], bool); 8] = [
+            (b"zqa zqb", true),
+            (b"\xffzqa zqb", true),
+            (b"zqa\xff zqb", true),
+            (b"zqa \xffzqb", true),
+            ("\u{e9}zqa zqb".as_bytes(), false),
+            ("zqa zqb\u{1d41a}".as_bytes(), false),
+            ("\u{65e5}zqa \u{1f680} zqb".as_bytes(), false),
+            ("\u{1f680}zqa \u{65e5}zqb".as_bytes(), false),
+        ];
+        for (text, want) in cases {
+            assert_eq!(
+                q.is_in_nfkc_bytes_at_most(text, &mut Vec::new(), usize::MAX),
+                Some(want),
+                "{text:?}"
+            );
+        }
     }
 
     /// What [`contains_sequence_mixed`] rests on: no term character that can be in NFKC text
@@ -393,6 +505,7 @@ mod tests {
             }
         }
         let mut hits = 0;
+        let mut bytes = 0;
         for t in &texts {
             let tokens = tokenize(t);
             for q in &seqs {
@@ -402,10 +515,20 @@ mod tests {
                 for rare in [true, false] {
                     let seq = Sequence::with(q.clone(), Some(rare));
                     assert_eq!(seq.is_in(t, false, &mut Vec::new()), want, "{t:?} {q:?}");
+                    // An NFKC text's bytes, not checked first: the same.
+                    if sessiondex_core::tokenize::is_nfkc(t) {
+                        let hit =
+                            seq.is_in_nfkc_bytes_at_most(t.as_bytes(), &mut Vec::new(), usize::MAX);
+                        if let Some(hit) = hit {
+                            assert_eq!(hit, want, "{t:?} {q:?} (bytes)");
+                            bytes += 1;
+                        }
+                    }
                 }
                 hits += usize::from(want);
             }
         }
         assert!(hits > 1_000, "{hits}");
+        assert!(bytes > 10_000, "{bytes}");
     }
 }

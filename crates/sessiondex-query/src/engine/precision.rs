@@ -10,6 +10,8 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashSet};
 
 use sessiondex_core::hot::HotEntry;
+#[cfg(not(target_arch = "wasm32"))]
+use sessiondex_core::hot::{FLAG_TEXT_NFKC, FLAG_THINKING_NFKC};
 use sessiondex_source::Branches;
 
 use super::{ce, corrupt, has_time, Item, Matcher, Search, Slot};
@@ -370,6 +372,12 @@ pub(super) fn add_and_tier(
         let first = first.filter(|_| !cfg!(target_arch = "wasm32"));
         #[cfg(test)]
         let first = first.filter(|_| !tests::FULL_ADJACENCY.with(std::cell::Cell::get));
+        // The browser build reads every text as checked parts (its size budget), and so does
+        // a test's full check.
+        #[cfg(all(not(target_arch = "wasm32"), test))]
+        let bytes_path = !tests::FULL_ADJACENCY.with(std::cell::Cell::get);
+        #[cfg(all(not(target_arch = "wasm32"), not(test)))]
+        let bytes_path = true;
         adjacency(items, &mut tier, slots, &cands, want, |k, slot, entry| {
             let Some(shard) = &slots[slot].shard else {
                 return Ok(false);
@@ -378,6 +386,30 @@ pub(super) fn add_and_tier(
                 .and_then(|f| s.entries.get(k).and_then(|c| s.tf(c).get(f)))
                 .map_or(usize::MAX, |&n| n as usize);
             let e = shard.entry(entry as usize).ok_or_else(corrupt)?;
+            // A text the shard says is NFKC is searched in its bytes, not checked as UTF-8
+            // first (the search stops at the first term's last place; a check reads it all).
+            #[cfg(not(target_arch = "wasm32"))]
+            if bytes_path {
+                let flags = e.flags();
+                let text_group = FieldGroup::of_class(e.class().map_err(ce)?);
+                let text_hit = if !g.contains(text_group) {
+                    false
+                } else if flags & FLAG_TEXT_NFKC != 0 {
+                    let text = e.text_bytes().map_err(ce)?;
+                    match seq.is_in_nfkc_bytes_at_most(text, &mut buf, most) {
+                        Some(hit) => hit,
+                        None => seq.is_in_at_most(e.text().map_err(ce)?, true, &mut buf, most),
+                    }
+                } else {
+                    seq.is_in_at_most(e.text().map_err(ce)?, false, &mut buf, most)
+                };
+                let thinking_nfkc = flags & FLAG_THINKING_NFKC != 0;
+                return Ok(text_hit
+                    || (g.contains(FieldGroup::Thinking)
+                        && e.thinking()
+                            .map_err(ce)?
+                            .is_some_and(|t| seq.is_in(t, thinking_nfkc, &mut buf))));
+            }
             let p = Parts::of(&e).map_err(ce)?;
             Ok(
                 (p.text_allowed(g) && seq.is_in_at_most(p.text, p.text_nfkc, &mut buf, most))
