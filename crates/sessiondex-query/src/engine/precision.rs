@@ -454,15 +454,16 @@ pub(super) fn matched_in(
     if !lexical {
         return Ok(Vec::new());
     }
-    // A literal query's lexical hit with no reasoning part matched in its text, which the
-    // entry's frequencies count whole: the stored text shows a term or was cut before it,
-    // and either way the text's group is the answer (as `Parts::matched` finds it, without
-    // reading the text). The browser build reads the parts (its size budget).
+    // A lexical hit with no reasoning part matched in its text: for a literal query the
+    // entry's frequencies count the text whole, so the stored text shows a term or was cut
+    // before it, and a phrase's hit was counted in the stored text itself. Either way the
+    // text's group is the answer (as `Parts::matched` finds it, without reading the text).
+    // The browser build reads the parts (its size budget).
     #[cfg(test)]
     let full = tests::FULL_MATCHED_IN.with(std::cell::Cell::get);
     #[cfg(not(test))]
     let full = cfg!(target_arch = "wasm32");
-    if let (Matcher::Terms { .. }, false) = (&s.matcher, full) {
+    if let (Matcher::Terms { .. } | Matcher::Phrase { .. }, false) = (&s.matcher, full) {
         if e.flags() & sessiondex_core::hot::FLAG_HAS_THINKING == 0 {
             let g = FieldGroup::of_class(e.class().map_err(ce)?);
             if s.px.groups.contains(g) {
@@ -652,7 +653,17 @@ mod tests {
                     .unwrap();
             }
             let mut hits = 0;
-            for query in ["zqa", "zqb", "zqa zqb", "s3", "u2 zqa"] {
+            for (query, mode) in [
+                ("zqa", "literal"),
+                ("zqb", "literal"),
+                ("zqa zqb", "literal"),
+                ("s3", "literal"),
+                ("u2 zqa", "literal"),
+                ("zqa early", "phrase"),
+                ("zqa late", "phrase"),
+                ("zqb thought", "phrase"),
+                ("late zqb", "phrase"),
+            ] {
                 for groups in [
                     None,
                     Some(vec!["text"]),
@@ -662,12 +673,13 @@ mod tests {
                 ] {
                     for matching in ["any", "all"] {
                         let mut req = serde_json::json!({
-                            "query": query, "queryMatch": matching, "pageSize": 100
+                            "query": query, "queryMode": mode, "queryMatch": matching,
+                            "pageSize": 100
                         });
                         if let Some(g) = &groups {
                             req["in"] = serde_json::json!(g);
                         }
-                        let what = format!("{index_thinking} {query} {groups:?} {matching}");
+                        let what = format!("{index_thinking} {query} {mode} {groups:?} {matching}");
                         let short = same_as_full(&mut m, req, &FULL_MATCHED_IN, &what);
                         hits += short
                             .hits
