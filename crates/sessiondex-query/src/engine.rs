@@ -3168,11 +3168,16 @@ pub fn recall(
                     lexical && !s.px.id_only.contains(&(slot_k, entry)),
                 )?;
                 let mut text = e.text().map_err(ce)?;
+                // Whether the shard says the text the snippet is cut from is NFKC.
+                let flags = e.flags();
+                let mut text_nfkc = flags & sessiondex_core::hot::FLAG_TEXT_NFKC != 0;
                 if text.is_empty() {
                     text = e.thinking().map_err(ce)?.unwrap_or("");
+                    text_nfkc = flags & sessiondex_core::hot::FLAG_THINKING_NFKC != 0;
                 }
                 if let Some(th) = precision::snippet_text(&e, &matched_in)? {
                     text = th;
+                    text_nfkc = flags & sessiondex_core::hot::FLAG_THINKING_NFKC != 0;
                 }
                 // Every match (up to a cap), so the window is the densest of the entry. A
                 // literal query's matches in a stored ASCII text that is whole are at most the
@@ -3192,12 +3197,24 @@ pub fn recall(
                     }
                     _ => MAX_SNIP,
                 };
+                // So is a text the shard says is NFKC: each run of term characters of it is
+                // one token, which the frequencies count (a cut text's cap is `MAX_SNIP`, so
+                // a window read from source is searched whole). The browser build searches
+                // such text whole (its size budget), as does a test's full check.
+                #[cfg(test)]
+                let text_nfkc =
+                    text_nfkc && !prefilter_tests::FULL_SPANS.with(std::cell::Cell::get);
+                let general_cap = if text_nfkc && !cfg!(target_arch = "wasm32") {
+                    term_cap
+                } else {
+                    MAX_SNIP
+                };
                 let spans_of = |text: &str| match &s.matcher {
                     Matcher::None => Vec::new(),
                     Matcher::Terms { .. } if text.is_ascii() => {
                         searched.ascii_spans(text.as_bytes(), &highlight, term_cap)
                     }
-                    Matcher::Terms { .. } => crate::bm25::term_spans(text, &highlight, MAX_SNIP),
+                    Matcher::Terms { .. } => crate::bm25::term_spans(text, &highlight, general_cap),
                     Matcher::Phrase { phrase, .. } => phrase.spans(text, MAX_SNIP),
                     Matcher::Regex(re) => re.find_spans(text, MAX_SNIP),
                 };
@@ -3454,6 +3471,99 @@ mod prefilter_tests {
         pub(super) static FINE_ONLY: Cell<bool> = const { Cell::new(false) };
         /// Pages that counted hits by coarse bounds, then finely.
         pub(super) static COARSE_SWITCHES: Cell<usize> = const { Cell::new(0) };
+        /// A page hit's text that is not ASCII is searched whole for its term spans.
+        pub(super) static FULL_SPANS: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Texts that are not ASCII (NFKC and not, accents, CJK, a combining mark, a ligature,
+    /// Turkish capitals, emoji), holding the query's terms once, twice or in both text and
+    /// reasoning, whole and cut: every page's snippets, and so every page, equal those of a
+    /// search of each text whole.
+    #[test]
+    fn capped_spans_of_mixed_text_give_the_whole_search_pages() {
+        for index_thinking in [false, true] {
+            let mut m = MemoryIndex::new(MemoryConfig {
+                hot_sessions: Some(1_000),
+                max_entry_chars: 120,
+                index_thinking,
+                ..MemoryConfig::default()
+            });
+            let words = [
+                "caf\u{e9}",
+                "\u{65e5}\u{672c}",
+                "\u{130}stanbul",
+                "na\u{131}ve",
+                "\u{1f680}",
+                "stra\u{df}e",
+                "\u{4e2d}\u{6587}",
+                "word",
+                "e\u{301}t\u{e9}",
+                "\u{fb01}le",
+            ];
+            let mut seed = 7u64;
+            let mut next = |n: u64| {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (seed >> 33) % n
+            };
+            for sess in 0..8 {
+                let mut lines = vec![format!(
+                    r#"{{"type":"session","version":3,"id":"s{sess}","timestamp":"2026-01-01T00:0{sess}:00Z","cwd":"/p"}}"#
+                )];
+                for k in 0..6 {
+                    let mut text = String::new();
+                    for w in 0..(4 + next(40)) {
+                        if w == next(6) || w == 30 + next(10) {
+                            text.push_str(if next(2) == 0 { "zqa " } else { "ZQB " });
+                        }
+                        // Even sessions' texts are NFKC (the shard flags them so): none of the
+                        // last two words (a decomposed accent, a ligature).
+                        let pool = if sess % 2 == 0 { 8 } else { words.len() as u64 };
+                        text.push_str(words[next(pool) as usize]);
+                        text.push(' ');
+                    }
+                    let thought = if next(3) == 0 {
+                        "zqa \u{e9}t\u{e9}"
+                    } else {
+                        "\u{e9}t\u{e9}"
+                    };
+                    let parent = if k == 0 {
+                        "null".to_owned()
+                    } else {
+                        format!("\"m{sess}-{}\"", k - 1)
+                    };
+                    lines.push(format!(
+                        r#"{{"type":"message","id":"m{sess}-{k}","parentId":{parent},"timestamp":"2026-01-01T00:0{sess}:0{k}Z","message":{{"role":"assistant","content":[{{"type":"thinking","thinking":"{thought}"}},{{"type":"text","text":"{text}"}}]}}}}"#
+                    ));
+                }
+                m.add_file(&format!("s{sess}.jsonl"), lines.join("\n").as_bytes())
+                    .unwrap();
+            }
+            let opts = m.engine_options();
+            let index = m.index(Branches::Active).unwrap();
+            let mut hits = 0;
+            for query in ["zqa", "zqb", "zqa zqb", "word zqa"] {
+                for matching in ["any", "all"] {
+                    let req = RecallRequest::from_json(&serde_json::json!({
+                        "query": query, "queryMatch": matching, "pageSize": 100,
+                        "scope": "global"
+                    }))
+                    .unwrap();
+                    let capped = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+                    FULL_SPANS.with(|c| c.set(true));
+                    let whole = recall(index, &opts, &QueryContext::default(), &req).unwrap();
+                    FULL_SPANS.with(|c| c.set(false));
+                    assert_eq!(
+                        serde_json::to_value(&capped).unwrap(),
+                        serde_json::to_value(&whole).unwrap(),
+                        "{index_thinking} {query} {matching}"
+                    );
+                    hits += capped.hits.len();
+                }
+            }
+            assert!(hits > 100, "{index_thinking} {hits}");
+        }
     }
 
     /// A one-term query without filters reads its postings directly: every page equals the
