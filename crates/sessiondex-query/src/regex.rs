@@ -562,6 +562,17 @@ impl CompiledRegex {
     /// [`CompiledRegex::count_matches`] of a pattern with no empty match, over `text` as
     /// the dense DFA searches it.
     fn count_nonempty(&self, text: &str, max: usize) -> usize {
+        // The browser build searches (230 bytes of .wasm).
+        if self.by_terms && text.len() <= WALK_MAX_BYTES && !cfg!(target_arch = "wasm32") {
+            self.count_walked(text.as_bytes(), max)
+        } else {
+            self.count_searched(text, max)
+        }
+    }
+
+    /// [`CompiledRegex::count_nonempty`] by the DFA's searches, one per match and one past
+    /// the last.
+    fn count_searched(&self, text: &str, max: usize) -> usize {
         let mut n = 0;
         let mut at = 0;
         while n < max && at < text.len() {
@@ -569,6 +580,52 @@ impl CompiledRegex {
                 Ok(Some(end)) => {
                     n += 1;
                     at = end.offset();
+                }
+                _ => break,
+            }
+        }
+        n
+    }
+
+    /// [`CompiledRegex::count_searched`] for a pattern with no assertion (every start state
+    /// of the DFA is `start`, wherever a search begins) and no empty match, walking the DFA
+    /// here: each search's setup cost more than a term's bytes. As the DFA's leftmost-first
+    /// search: a match ends where a match state is entered (one byte late) or at the end, the
+    /// last before the dead state is the match, the next search starts at its end, and a quit
+    /// state ends the count.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    fn count_walked(&self, hay: &[u8], max: usize) -> usize {
+        let dfa = &self.fwd;
+        let mut n = 0;
+        let mut at = 0;
+        while n < max && at < hay.len() {
+            let mut s = self.start;
+            let mut end = None;
+            let mut i = at;
+            loop {
+                let Some(&b) = hay.get(i) else {
+                    if dfa.is_match_state(dfa.next_eoi_state(s)) {
+                        end = Some(i);
+                    }
+                    break;
+                };
+                s = dfa.next_state(s, b);
+                if dfa.is_special_state(s) {
+                    if dfa.is_match_state(s) {
+                        end = Some(i);
+                    } else if dfa.is_dead_state(s) {
+                        break;
+                    } else if dfa.is_quit_state(s) {
+                        return n;
+                    }
+                }
+                i += 1;
+            }
+            match end {
+                // Past `at`: no match is empty.
+                Some(e) if e > at => {
+                    n += 1;
+                    at = e;
                 }
                 _ => break,
             }
@@ -827,6 +884,11 @@ fn match_spans(
     }
     out
 }
+
+/// Longest haystack [`CompiledRegex::count_nonempty`] walks the DFA over itself (a term, a
+/// short text); a longer one is searched, where a state with few exits skips bytes by a vector
+/// search.
+const WALK_MAX_BYTES: usize = 64;
 
 /// Characters left out of the dense DFA up to which [`CompiledRegex::holds_dropped`] looks
 /// for each with a vector search rather than decoding the text.
@@ -1540,6 +1602,62 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Counting by walking the DFA gives the count of its searches, for patterns with and
+    /// without assertions, over thousands of short haystacks (terms, short texts, damage).
+    #[test]
+    fn walked_counts_are_searched_counts() {
+        let patterns = [
+            "zqpfx[0-9]+",
+            "[a-z]+zqsfx",
+            "ab",
+            "a+b?",
+            "(ab|a)(ba)?",
+            "b+a",
+            "[a-z]{2}",
+            "é+",
+            "q[0-9]*z",
+            "\\d+",
+            "ab$",
+            "^a",
+            "\\bab",
+            "a b",
+            "a.*b",
+        ];
+        let alphabet = [
+            "a", "b", "z", "q", "p", "f", "x", "s", "0", "7", "é", " ", "-", "\u{0}",
+        ];
+        let mut next = crate::test_util::xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut walked = 0;
+        for p in patterns {
+            let r = re(p);
+            for _ in 0..3000 {
+                let len = next(24) as usize;
+                let hay: String = (0..len).map(|_| alphabet[next(14) as usize]).collect();
+                if r.holds_dropped(&hay) {
+                    continue;
+                }
+                for max in [0, 1, 2, 3, 100] {
+                    let searched = r.count_searched(&hay, max);
+                    assert_eq!(r.count_nonempty(&hay, max), searched, "{p:?} in {hay:?}");
+                    if r.by_terms {
+                        walked += 1;
+                        assert_eq!(
+                            r.count_walked(hay.as_bytes(), max),
+                            searched,
+                            "{p:?} in {hay:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(walked > 50_000, "{walked}");
+        // Bytes that are not UTF-8, as a damaged term's.
+        let r = re("zqpfx[0-9]+");
+        assert!(r.by_terms);
+        assert_eq!(r.count_walked(b"zqpfx1\xffzqpfx22", 100), 2);
+        assert_eq!(r.count_walked(b"\xc3zqpfx", 100), 0);
     }
 
     #[test]
