@@ -994,10 +994,7 @@ fn regex_sessions(
                 // cost memory; every session is searched as without the catalog.
                 return Ok(None);
             }
-            let name = list
-                .get_str(k)
-                .map_or_else(|| term_string(term), str::to_owned);
-            found.push((end - last_end, name, ord));
+            found.push((end - last_end, term_string(term), ord));
             last_end = end;
         }
         let dotted = list.dotted().binary_search(&k).is_ok();

@@ -151,12 +151,7 @@ pub struct SessionTotals {
 /// 180 ns a term (10 ms for the 56,385 terms of 10,256 generated sessions).
 #[derive(Debug, Default)]
 pub struct TermList {
-    /// Every term's bytes, one after the other, when they are not all UTF-8 (a damaged map's)
-    /// or were pushed here directly; empty when `text` holds them.
     bytes: Vec<u8>,
-    /// Every term, one after the other, checked as UTF-8 once: a term named in an answer is a
-    /// slice of it, not checked again.
-    text: String,
     /// End of each term in `bytes`.
     ends: Vec<u32>,
     ords: Vec<u32>,
@@ -246,15 +241,6 @@ fn suffix_bucket(b: &[u8]) -> usize {
 }
 
 impl TermList {
-    /// Every term's bytes, one after the other.
-    fn all(&self) -> &[u8] {
-        if self.bytes.is_empty() && !cfg!(target_arch = "wasm32") {
-            self.text.as_bytes()
-        } else {
-            &self.bytes
-        }
-    }
-
     /// Every term, in byte order, with its ordinal in the catalog's term map.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());
@@ -263,7 +249,7 @@ impl TermList {
             .zip(&self.ords)
             .map(|((s, &e), &ord)| {
                 (
-                    self.all().get(s as usize..e as usize).unwrap_or_default(),
+                    self.bytes.get(s as usize..e as usize).unwrap_or_default(),
                     u64::from(ord),
                 )
             })
@@ -273,45 +259,17 @@ impl TermList {
     /// bytes (the bytes of terms `0..=k`).
     #[must_use]
     pub fn get(&self, k: usize) -> Option<(&[u8], u64, usize)> {
-        let (start, end) = self.span(k)?;
-        Some((
-            self.all().get(start..end)?,
-            u64::from(*self.ords.get(k)?),
-            end,
-        ))
-    }
-
-    /// Where term `k` starts and ends among all terms' bytes.
-    fn span(&self, k: usize) -> Option<(usize, usize)> {
         let end = *self.ends.get(k)? as usize;
         let start = if k == 0 {
             0
         } else {
             *self.ends.get(k - 1)? as usize
         };
-        Some((start, end))
-    }
-
-    /// Checks the terms pushed as UTF-8 whole, once (at memory speed), so that a term an
-    /// answer names is a slice of the text ([`TermList::get_str`]); a damaged map's terms stay
-    /// bytes, each checked where it is named.
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
-    fn check_text(&mut self) {
-        match String::from_utf8(std::mem::take(&mut self.bytes)) {
-            Ok(text) => self.text = text,
-            Err(e) => self.bytes = e.into_bytes(),
-        }
-    }
-
-    /// Term `k` as a string, when the terms were checked as UTF-8 together (see
-    /// [`Index::term_list`]); `None` when they were not or past the end.
-    #[must_use]
-    pub fn get_str(&self, k: usize) -> Option<&str> {
-        if cfg!(target_arch = "wasm32") {
-            return None;
-        }
-        let (start, end) = self.span(k)?;
-        self.text.get(start..end).filter(|_| self.bytes.is_empty())
+        Some((
+            self.bytes.get(start..end)?,
+            u64::from(*self.ords.get(k)?),
+            end,
+        ))
     }
 
     /// Positions (ascending, each once) of the terms holding one of `needles`: one search
@@ -355,7 +313,7 @@ impl TermList {
     fn each_match(&self, needle: &memchr::memmem::Finder<'_>, mut f: impl FnMut(usize, bool)) {
         let n = needle.needle().len();
         let mut pos = 0;
-        while let Some(i) = self.all().get(pos..).and_then(|b| needle.find(b)) {
+        while let Some(i) = self.bytes.get(pos..).and_then(|b| needle.find(b)) {
             let at = pos + i;
             let k = self.ends.partition_point(|&e| e as usize <= at);
             if let Some(&end) = self.ends.get(k).filter(|&&end| at + n <= end as usize) {
@@ -880,9 +838,6 @@ impl Index {
                     .push(u32::try_from(list.bytes.len()).map_err(|_| big())?);
                 list.ords.push(u32::try_from(ord).map_err(|_| big())?);
             }
-            // The browser build names terms as before (each checked): 460 bytes of .wasm.
-            #[cfg(not(target_arch = "wasm32"))]
-            list.check_text();
         }
         Ok(self.term_list.get_or_init(|| list))
     }
@@ -1359,39 +1314,6 @@ mod tests {
         }
         assert_eq!(list.get(2), Some((&b"abab"[..], 2, 9)));
         assert_eq!(list.get(terms.len()), None);
-        // Checked as UTF-8: the same terms and searches, each term also a string.
-        let pushed = list.bytes.clone();
-        let before: Vec<Vec<usize>> = needles
-            .iter()
-            .map(|n| list.holding(&[memchr::memmem::Finder::new(n)]))
-            .collect();
-        assert!(list.get_str(0).is_none(), "not checked yet");
-        list.check_text();
-        assert!(list.bytes.is_empty());
-        assert_eq!(list.all(), &pushed[..]);
-        for (k, t) in terms.iter().enumerate() {
-            assert_eq!(list.get_str(k), Some(*t));
-            assert_eq!(list.get(k).map(|g| g.0), Some(t.as_bytes()));
-        }
-        assert_eq!(list.get_str(terms.len()), None);
-        for (n, want) in needles.iter().zip(&before) {
-            assert_eq!(
-                &list.holding(&[memchr::memmem::Finder::new(n)]),
-                want,
-                "{n}"
-            );
-        }
-        // A term that is not UTF-8 keeps every term bytes, none a string.
-        let mut bad = TermList::default();
-        for t in [&b"ab"[..], b"\xff\xfe", b"z"] {
-            bad.bytes.extend_from_slice(t);
-            bad.ends.push(u32::try_from(bad.bytes.len()).unwrap());
-            bad.ords.push(0);
-        }
-        bad.check_text();
-        assert_eq!(bad.get(1).map(|g| g.0), Some(&b"\xff\xfe"[..]));
-        assert_eq!(bad.get(2).map(|g| g.0), Some(&b"z"[..]));
-        assert!((0..3).all(|k| bad.get_str(k).is_none()));
         assert!(list.dotted().is_empty());
         let mut dotted = TermList::default();
         for t in ["a", "i\u{307}x", "x\u{307}", "z"] {
