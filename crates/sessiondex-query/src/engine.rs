@@ -1031,7 +1031,7 @@ fn term_string(term: &[u8]) -> String {
 }
 
 /// A map keyed by catalog position, whose keys no caller chooses: natively hashed by a
-/// multiply (SipHash was a fifth of a prefix regex's narrowing pass).
+/// multiply (SipHash was 12k of a prefix regex's 785k instructions a call).
 #[cfg(not(target_arch = "wasm32"))]
 type PositionMap<V> = rustc_hash::FxHashMap<u32, V>;
 #[cfg(target_arch = "wasm32")]
