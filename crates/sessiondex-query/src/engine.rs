@@ -3507,13 +3507,7 @@ mod prefilter_tests {
                 "e\u{301}t\u{e9}",
                 "\u{fb01}le",
             ];
-            let mut seed = 7u64;
-            let mut next = |n: u64| {
-                seed = seed
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                (seed >> 33) % n
-            };
+            let mut next = crate::test_util::xorshift(7);
             for sess in 0..8 {
                 let mut lines = vec![format!(
                     r#"{{"type":"session","version":3,"id":"s{sess}","timestamp":"2026-01-01T00:0{sess}:00Z","cwd":"/p"}}"#
@@ -3547,24 +3541,17 @@ mod prefilter_tests {
                 m.add_file(&format!("s{sess}.jsonl"), lines.join("\n").as_bytes())
                     .unwrap();
             }
-            let opts = m.engine_options();
-            let index = m.index(Branches::Active).unwrap();
             let mut hits = 0;
             for query in ["zqa", "zqb", "zqa zqb", "word zqa"] {
                 for matching in ["any", "all"] {
-                    let req = RecallRequest::from_json(&serde_json::json!({
-                        "query": query, "queryMatch": matching, "pageSize": 100,
-                        "scope": "global"
-                    }))
-                    .unwrap();
-                    let capped = recall(index, &opts, &QueryContext::default(), &req).unwrap();
-                    FULL_SPANS.with(|c| c.set(true));
-                    let whole = recall(index, &opts, &QueryContext::default(), &req).unwrap();
-                    FULL_SPANS.with(|c| c.set(false));
-                    assert_eq!(
-                        serde_json::to_value(&capped).unwrap(),
-                        serde_json::to_value(&whole).unwrap(),
-                        "{index_thinking} {query} {matching}"
+                    let capped = super::precision::tests::same_as_full(
+                        &mut m,
+                        serde_json::json!({
+                            "query": query, "queryMatch": matching, "pageSize": 100,
+                            "scope": "global"
+                        }),
+                        &FULL_SPANS,
+                        &format!("{index_thinking} {query} {matching}"),
                     );
                     hits += capped.hits.len();
                 }

@@ -593,7 +593,7 @@ pub(super) fn cold_entry_hit(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::cell::Cell;
 
     use sessiondex_source::Branches;
@@ -866,7 +866,7 @@ mod tests {
     }
 
     /// The page of `req`, checked equal to its page with `switch` set (`what`: the case).
-    fn same_as_full(
+    pub(in crate::engine) fn same_as_full(
         m: &mut MemoryIndex,
         req: serde_json::Value,
         switch: &'static std::thread::LocalKey<Cell<bool>>,
