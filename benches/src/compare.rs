@@ -237,7 +237,13 @@ pub fn compare(exe: &Path, opts: &CompareOptions) -> anyhow::Result<Comparison> 
         v
     };
     let mut systems_json = serde_json::Map::new();
-    for key in ["sessiondex", "tantivy", "sqlite_fts5", "ripgrep"] {
+    for key in [
+        "sessiondex",
+        "tantivy",
+        "tantivy_page",
+        "sqlite_fts5",
+        "ripgrep",
+    ] {
         let mut v = results.get(key).map_or(Value::Null, strip);
         if key == "sessiondex" {
             if let Some(d) = results.get("sessiondex_default_tiers") {
@@ -264,6 +270,7 @@ fn short(name: &str) -> &str {
     match name {
         "sessiondex" => "sdx(hot)",
         "sessiondex_default_tiers" => "sdx(tiers)",
+        "tantivy_page" => "tantivy+page",
         "sqlite_fts5" => "fts5",
         "ripgrep" => "rg",
         other => other,
@@ -326,7 +333,7 @@ fn render(
     let _ = writeln!(s, "\nhits per query (* differs from the expected count)");
     let _ = write!(s, "{:<40}{:>9}", "query", "expected");
     for n in names {
-        let _ = write!(s, "{:>12}", short(n));
+        let _ = write!(s, "{:>14}", short(n));
     }
     let _ = writeln!(s);
     for q in queries.iter() {
@@ -349,7 +356,7 @@ fn render(
                     format!("{h}{mark}")
                 }
             };
-            let _ = write!(s, "{cell:>12}");
+            let _ = write!(s, "{cell:>14}");
         }
         let _ = writeln!(s);
     }
@@ -377,6 +384,10 @@ Why counts differ:
 - fts5 has no regex: a prefix regex runs as a prefix query (a superset: zqpfx* also matches
   letters after the prefix, the negative control `zqpfx[a-z]+` shows it), a leading-wildcard
   regex as a LIKE '%tail%' scan; no fuzzy.
+- tantivy+page is tantivy with the text stored and each of the ten hits read back with a
+  snippet (at most 240 characters, its highlights), the work a sessiondex page does for its
+  hits; its counts are tantivy's. Regex and fuzzy queries name no terms to its snippets, which
+  then start at the text's start with nothing highlighted.
 - tantivy's default tokenizer does no NFKC folding and drops tokens over 40 bytes; its regex
   and fuzzy queries match whole terms, sessiondex's regex matches anywhere in the text.
 ";

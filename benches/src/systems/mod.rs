@@ -88,6 +88,7 @@ pub fn available() -> Vec<&'static str> {
     let mut v = vec!["sessiondex", "sessiondex_default_tiers"];
     if cfg!(feature = "peers") {
         v.push("tantivy");
+        v.push("tantivy_page");
         v.push("sqlite_fts5");
     }
     v.push("ripgrep");
@@ -107,9 +108,13 @@ pub fn make(name: &str) -> anyhow::Result<Box<dyn System>> {
         #[cfg(feature = "peers")]
         "tantivy" => Box::new(tantivy::Tantivy::default()),
         #[cfg(feature = "peers")]
+        "tantivy_page" => Box::new(tantivy::Tantivy::page()),
+        #[cfg(feature = "peers")]
         "sqlite_fts5" => Box::new(sqlite_fts5::SqliteFts5::default()),
         #[cfg(not(feature = "peers"))]
-        "tantivy" | "sqlite_fts5" => anyhow::bail!("{name} needs `--features peers`"),
+        "tantivy" | "tantivy_page" | "sqlite_fts5" => {
+            anyhow::bail!("{name} needs `--features peers`")
+        }
         _ => anyhow::bail!("unknown system `{name}`"),
     })
 }
