@@ -295,14 +295,14 @@ fn render(
     let _ = writeln!(s);
     let _ = write!(s, "{:<24}", "");
     for n in names {
-        let _ = write!(s, "{:>14}", short(n));
+        let _ = write!(s, " {:>14}", short(n));
     }
     let _ = writeln!(s);
     let row = |s: &mut String, label: &str, f: &dyn Fn(&SystemResult) -> String| {
         let _ = write!(s, "{label:<24}");
         for n in names {
             let cell = results.get(n).map_or_else(|| "-".to_owned(), f);
-            let _ = write!(s, "{cell:>14}");
+            let _ = write!(s, " {cell:>14}");
         }
         let _ = writeln!(s);
     };
@@ -333,7 +333,7 @@ fn render(
     let _ = writeln!(s, "\nhits per query (* differs from the expected count)");
     let _ = write!(s, "{:<40}{:>9}", "query", "expected");
     for n in names {
-        let _ = write!(s, "{:>14}", short(n));
+        let _ = write!(s, " {:>14}", short(n));
     }
     let _ = writeln!(s);
     for q in queries.iter() {
@@ -356,7 +356,7 @@ fn render(
                     format!("{h}{mark}")
                 }
             };
-            let _ = write!(s, "{cell:>14}");
+            let _ = write!(s, " {cell:>14}");
         }
         let _ = writeln!(s);
     }
