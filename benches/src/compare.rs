@@ -386,8 +386,8 @@ Why counts differ:
   regex as a LIKE '%tail%' scan; no fuzzy.
 - tantivy+page is tantivy with the text stored and each of the ten hits read back with a
   snippet (at most 240 characters, its highlights), the work a sessiondex page does for its
-  hits; its counts are tantivy's. Regex and fuzzy queries name no terms to its snippets, which
-  then start at the text's start with nothing highlighted.
+  hits; its counts are tantivy's. Regex and fuzzy queries give its snippet generator no
+  terms: their snippets are empty (each hit's text is still read and tokenized).
 - tantivy's default tokenizer does no NFKC folding and drops tokens over 40 bytes; its regex
   and fuzzy queries match whole terms, sessiondex's regex matches anywhere in the text.
 ";
