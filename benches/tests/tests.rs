@@ -1,5 +1,5 @@
 //! The generator is deterministic, reads back completely, and its expected counts are what
-//! sessiondex answers.
+//! sessiondex answers; `compare --json` reports in the shape the issue names.
 
 #![allow(clippy::unwrap_used)]
 
@@ -72,4 +72,98 @@ fn another_seed_another_corpus() {
     generate(&GenOptions::new(tmp.path().join("a"), size, 1)).unwrap();
     generate(&GenOptions::new(tmp.path().join("b"), size, 2)).unwrap();
     assert!(files(&tmp.path().join("a")) != files(&tmp.path().join("b")));
+}
+
+/// `compare --json` prints the report the issue names, which scripts read: `corpusBytes` and
+/// one key per system (`null` when it did not run), each run system with its build figures and
+/// every query class's latencies and hits; the default tiers nest under `sessiondex`. Run
+/// through the binary, as a user runs it (each system in a child process of its own).
+#[test]
+fn compare_json_has_the_documented_shape() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = tmp.path().join("corpus");
+    let report = generate(&GenOptions::new(corpus.clone(), 256 << 10, 3)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondex-bench"))
+        .args(["compare", "--json", "--reps", "1"])
+        .args(["--systems", "sessiondex,sessiondex_default_tiers"])
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--work")
+        .arg(tmp.path().join("work"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["corpusBytes"], serde_json::json!(report.bytes));
+    let systems = json["systems"].as_object().unwrap();
+    let mut keys: Vec<&str> = systems.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "ripgrep",
+            "sessiondex",
+            "sqlite_fts5",
+            "tantivy",
+            "tantivy_page"
+        ]
+    );
+    for peer in ["ripgrep", "sqlite_fts5", "tantivy", "tantivy_page"] {
+        assert!(systems[peer].is_null(), "{peer} did not run");
+    }
+    let queries = QueryFile::load(&corpus.join("queries.json")).unwrap();
+    for (name, sys) in [
+        ("sessiondex", &systems["sessiondex"]),
+        ("defaultTiers", &systems["sessiondex"]["defaultTiers"]),
+    ] {
+        for key in ["buildSeconds", "buildMBps", "noopSyncSeconds"] {
+            assert!(sys[key].as_f64().is_some_and(|x| x >= 0.0), "{name} {key}");
+        }
+        for key in ["indexBytes", "peakRssBytes"] {
+            assert!(sys[key].as_u64().is_some_and(|x| x > 0), "{name} {key}");
+        }
+        let classes = sys["queries"].as_object().unwrap();
+        for q in queries.iter() {
+            let c = &classes[&q.class];
+            for key in ["p50Us", "p95Us", "p99Us"] {
+                assert!(
+                    c[key].as_f64().is_some_and(|x| x >= 0.0),
+                    "{name} {} {key}",
+                    q.class
+                );
+            }
+            assert!(
+                c["p50Us"].as_f64() <= c["p99Us"].as_f64(),
+                "{name} {}",
+                q.class
+            );
+            assert!(c["hits"].is_u64(), "{name} {}", q.class);
+        }
+        assert!(classes.contains_key("expand"), "{name}");
+    }
+    // All hot, every planted count is found: the class sums are the expected sums.
+    let hot = &systems["sessiondex"]["queries"];
+    let mut want: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
+    let mut planted_only: std::collections::BTreeMap<&str, bool> =
+        std::collections::BTreeMap::new();
+    for q in queries.iter() {
+        *want.entry(q.class.as_str()).or_default() += q.expected_hits.unwrap_or(0);
+        *planted_only.entry(q.class.as_str()).or_insert(true) &= q.expected_hits.is_some();
+    }
+    for (class, sum) in want {
+        if planted_only[class] {
+            assert_eq!(hot[class]["hits"], serde_json::json!(sum), "{class}");
+        }
+    }
+    // The table and the explanations of differing counts go to stderr.
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("sdx(hot)") && text.contains("sdx(tiers)"),
+        "{text}"
+    );
+    assert!(text.contains("Why counts differ:"), "{text}");
 }
