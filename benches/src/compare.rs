@@ -109,7 +109,12 @@ pub fn run_system(
     };
     let t = Instant::now();
     sys.build(corpus, work)?;
-    let build_seconds = t.elapsed().as_secs_f64();
+    // A system without an index (ripgrep) only checked that it can run: no build to report.
+    let build_seconds = if sys.builds_index() {
+        t.elapsed().as_secs_f64()
+    } else {
+        0.0
+    };
     sys.after_build()?;
     let index_bytes = sys.index_bytes(work);
     let mut per_class: BTreeMap<String, (Vec<f64>, u64)> = BTreeMap::new();
@@ -307,7 +312,13 @@ fn render(
         let _ = writeln!(s);
     };
     row(&mut s, "build s", &|r| format!("{:.2}", r.build_seconds));
-    row(&mut s, "build MB/s", &|r| format!("{:.1}", r.build_mbps));
+    row(&mut s, "build MB/s", &|r| {
+        if r.build_seconds > 0.0 {
+            format!("{:.1}", r.build_mbps)
+        } else {
+            "-".to_owned()
+        }
+    });
     row(&mut s, "index", &|r| mib(r.index_bytes));
     row(&mut s, "index / corpus", &|r| {
         format!("{:.1}%", 100.0 * r.index_bytes as f64 / bytes.max(1) as f64)

@@ -23,6 +23,12 @@ pub trait System {
     /// When reading or indexing fails.
     fn build(&mut self, corpus: &Path, work: &Path) -> anyhow::Result<()>;
 
+    /// Whether [`System::build`] builds an index. A system that searches the raw files
+    /// (ripgrep) reports no build time or throughput.
+    fn builds_index(&self) -> bool {
+        true
+    }
+
     /// Work after the build that is measured on its own, outside `buildSeconds`
     /// (sessiondex: the no-op sync).
     ///

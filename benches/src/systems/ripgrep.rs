@@ -89,6 +89,10 @@ impl super::System for Ripgrep {
         Ok(())
     }
 
+    fn builds_index(&self) -> bool {
+        false
+    }
+
     fn query(&mut self, q: &Query) -> anyhow::Result<Option<u64>> {
         let Some(args) = args(q) else {
             return Ok(None);
