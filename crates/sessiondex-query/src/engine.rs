@@ -2936,10 +2936,18 @@ pub fn recall(
     // Cold sessions.
     let any_cold = slots.iter().any(|sl| sl.cold);
     if any_cold {
-        if let Matcher::Regex(re) = &s.matcher {
-            if re.can_span_tokens() {
+        match &s.matcher {
+            // A match across tokens, or an empty one (`$^` in an empty text), is in no term.
+            Matcher::Regex(re) if re.can_span_tokens() || re.is_match_term(b"") => {
                 s.coverage.add_reason(reason::COLD_REGEX_SPANS_TOKENS);
             }
+            // A phrase of separators alone (`/`, `::`) holds no term to look up: no cold
+            // session is a candidate, and none is ruled out.
+            Matcher::Phrase { tokens, .. } if tokens.is_empty() => {
+                s.coverage
+                    .add_reason(reason::COLD_PHRASE_REQUIRES_HYDRATION);
+            }
+            _ => {}
         }
         s.cold_terms = cold_terms(&mut s, index)?;
         s.colds.reserve(slots.iter().filter(|sl| sl.cold).count());
@@ -3021,13 +3029,27 @@ pub fn recall(
                     s.coverage.add_reason(reason::COLD_ALL_REQUIRES_HYDRATION);
                 }
             }
-            if let Matcher::Phrase { tokens, .. } = &s.matcher {
-                if tokens.len() > 1 {
+            // A phrase of one token alone is a substring of one term, which the vocabulary
+            // shows; a second token or a separator (`foo.`) is not in it.
+            if let Matcher::Phrase { tokens, phrase } = &s.matcher {
+                if tokens.len() > 1 || tokens.first().is_some_and(|t| t != phrase.as_str()) {
                     s.coverage
                         .add_reason(reason::COLD_PHRASE_REQUIRES_HYDRATION);
                 }
             }
-            if lexical && structural {
+            if let Matcher::Regex(re) = &s.matcher {
+                if re.has_anchor() {
+                    s.coverage
+                        .add_reason(reason::COLD_REGEX_ANCHOR_REQUIRES_HYDRATION);
+                }
+            }
+            // With an outcome and no query a result defers to its call (search_shard), which
+            // a digest cannot pair: a result can stand for its session where the call fails
+            // the role or the range.
+            let deferred = !lexical
+                && v.request.outcome.is_some()
+                && (v.request.role.as_deref() == Some("tool") || v.entry_range.is_some());
+            if (lexical && structural) || deferred {
                 s.coverage
                     .add_reason(reason::COLD_STRUCTURAL_FILTER_REQUIRES_HYDRATION);
             }
@@ -3456,6 +3478,7 @@ mod prefilter_tests {
     //! every query below answers the same with and without them.
 
     use std::cell::Cell;
+    use std::collections::BTreeSet;
     use std::path::Path;
 
     use fst::Streamer;
@@ -5364,5 +5387,134 @@ mod prefilter_tests {
             "{narrowed} of {}",
             queries.len()
         );
+    }
+
+    /// Where a cold session's vocabulary or digest cannot prove an answer, coverage says so,
+    /// and where it says nothing the cold answer is the hot one: the example sessions all hot
+    /// and all cold, the same sessions named by every page of each request, or the reason
+    /// named. Found by the `recall_run` fuzz target: a phrase of separators alone (`/`) and a
+    /// regex matching empty text (`$^`) found nothing cold and said nothing; a one-token phrase with a separator (`fetch.`), a regex
+    /// anchored to the text (`^jitter`, whose term matches anchored to the term) and a result
+    /// that defers to its call (`role: tool` with `outcome: failed`) named cold sessions that
+    /// their hot entries do not hold, also without a reason.
+    #[test]
+    fn cold_answers_name_what_they_cannot_prove() {
+        let index_of = |hot: Option<usize>| {
+            let mut m = MemoryIndex::new(MemoryConfig {
+                hot_sessions: hot,
+                ..MemoryConfig::default()
+            });
+            for (name, bytes) in corpus().iter().filter(|(n, _)| n.contains("examples")) {
+                m.add_file(name, bytes).unwrap();
+            }
+            m
+        };
+        let (mut hot, mut cold) = (index_of(None), index_of(Some(0)));
+        let answer = |m: &mut MemoryIndex, req: &serde_json::Value| {
+            let opts = m.engine_options();
+            let index = m.index(Branches::Active).unwrap();
+            let mut r = RecallRequest::from_json(req).unwrap();
+            r.scope = Some(Scope::Global);
+            r.page_size = Some(100);
+            let page = recall(index, &opts, &QueryContext::default(), &r).unwrap();
+            assert!(page.next.is_none());
+            let files: BTreeSet<String> = page.hits.iter().map(|h| h.file.clone()).collect();
+            (files, page.coverage.reasons)
+        };
+        // Each example's format, from its directory.
+        let name = |files: &BTreeSet<String>| -> Vec<&str> {
+            let mut v: Vec<&str> = files
+                .iter()
+                .filter_map(|f| {
+                    ["claude-code", "codex", "omp", "pi"]
+                        .into_iter()
+                        .find(|k| f.contains(&format!("/{k}/")))
+                })
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        let phrase = "cold_phrase_requires_hydration";
+        let anchor = "cold_regex_anchor_requires_hydration";
+        let structural = "cold_structural_filter_requires_hydration";
+        // (request, the reason the cold answer gives or none, hot sessions, cold sessions)
+        type Case = (
+            serde_json::Value,
+            Option<&'static str>,
+            &'static [&'static str],
+            &'static [&'static str],
+        );
+        let cases: [Case; 9] = [
+            (
+                serde_json::json!({"query": "/", "queryMode": "phrase"}),
+                Some(phrase),
+                &["claude-code", "codex", "omp", "pi"],
+                &[],
+            ),
+            (
+                serde_json::json!({"query": "ackof", "queryMode": "phrase"}),
+                None,
+                &["claude-code"],
+                &["claude-code"],
+            ),
+            (
+                serde_json::json!({"query": "fetch.t", "queryMode": "phrase"}),
+                Some(phrase),
+                &["claude-code"],
+                &["claude-code"],
+            ),
+            (
+                serde_json::json!({"query": "jitter.", "queryMode": "phrase"}),
+                Some(phrase),
+                &[],
+                &["omp", "pi"],
+            ),
+            (
+                serde_json::json!({"query": "jitter", "queryMode": "regex"}),
+                None,
+                &["omp", "pi"],
+                &["omp", "pi"],
+            ),
+            (
+                serde_json::json!({"query": "^jitter", "queryMode": "regex"}),
+                Some(anchor),
+                &[],
+                &["omp", "pi"],
+            ),
+            (
+                serde_json::json!({"query": "$^", "queryMode": "regex"}),
+                Some("cold_regex_spans_tokens"),
+                &["claude-code", "codex", "omp", "pi"],
+                &[],
+            ),
+            (
+                serde_json::json!({"outcome": "failed"}),
+                None,
+                &["claude-code", "codex"],
+                &["claude-code", "codex"],
+            ),
+            (
+                serde_json::json!({"role": "tool", "outcome": "failed"}),
+                Some(structural),
+                &[],
+                &["claude-code"],
+            ),
+        ];
+        for (req, reason, want_hot, want_cold) in cases {
+            let (h, hr) = answer(&mut hot, &req);
+            let (c, cr) = answer(&mut cold, &req);
+            assert_eq!(name(&h), want_hot, "{req} hot");
+            assert_eq!(name(&c), want_cold, "{req} cold");
+            let engine: Vec<&String> = cr.iter().filter(|r| r.starts_with("cold_")).collect();
+            assert_eq!(
+                engine,
+                reason.into_iter().collect::<Vec<_>>(),
+                "{req} cold reasons"
+            );
+            assert!(hr.iter().all(|r| !r.starts_with("cold_")), "{req} {hr:?}");
+            if reason.is_none() {
+                assert_eq!(h, c, "{req}");
+            }
+        }
     }
 }

@@ -213,6 +213,8 @@ pub struct CompiledRegex {
     full: OnceLock<Option<(hybrid::dfa::DFA, hybrid::dfa::DFA)>>,
     fst_prefix: bool,
     spans_tokens: bool,
+    /// See [`CompiledRegex::has_anchor`].
+    anchored: bool,
     /// Every match is at least one byte long.
     nonempty: bool,
     /// See [`CompiledRegex::counts_by_terms`].
@@ -266,6 +268,7 @@ impl CompiledRegex {
         let fst_prefix = has_anchored_literal_prefix(full);
         let nonempty = full.properties().minimum_len().is_some_and(|n| n > 0);
         let spans_tokens = can_span_tokens(full);
+        let anchored = full.properties().look_set().contains_anchor();
         let by_terms = !spans_tokens && nonempty && full.properties().look_set().is_empty();
         // Every class holds both cases of a letter: the automata need only the lowercase ASCII
         // ones when the text they search has its ASCII letters lowered (about half the byte
@@ -344,6 +347,7 @@ impl CompiledRegex {
             by_terms,
             lowers,
             spans_tokens,
+            anchored,
             required,
             fwd,
             start,
@@ -652,6 +656,14 @@ impl CompiledRegex {
     #[must_use]
     pub fn can_span_tokens(&self) -> bool {
         self.spans_tokens
+    }
+
+    /// Whether the pattern holds a start or end anchor (`^`, `$`, `\A`, `\z`, line anchors):
+    /// over text they anchor to the text (or a line), over a vocabulary to the term, so a
+    /// cold session's matching term does not prove a match in its text.
+    #[must_use]
+    pub fn has_anchor(&self) -> bool {
+        self.anchored
     }
 
     /// Whether [`CompiledRegex::matching_terms`] walks the FST (the pattern is anchored at

@@ -1314,13 +1314,20 @@ pub mod reason {
     pub const CANDIDATE_ITEM_BUDGET: &str = "candidate_item_budget";
     /// `queryMatch: all` on a cold session: the vocabulary cannot prove one entry has all terms.
     pub const COLD_ALL_REQUIRES_HYDRATION: &str = "cold_all_requires_hydration";
-    /// A phrase on a cold session: the vocabulary cannot prove adjacency.
+    /// A phrase on a cold session: the vocabulary cannot prove adjacency (or, for a phrase
+    /// of separators alone, holds nothing to look up).
     pub const COLD_PHRASE_REQUIRES_HYDRATION: &str = "cold_phrase_requires_hydration";
-    /// A query plus structural filters on a cold session: not provably the same entry.
+    /// A query plus structural filters on a cold session: not provably the same entry. Also
+    /// an `outcome` filter without a query together with `role: tool` or `entryRange`: a
+    /// result whose call is in the session defers to the call, which a digest cannot pair.
     pub const COLD_STRUCTURAL_FILTER_REQUIRES_HYDRATION: &str =
         "cold_structural_filter_requires_hydration";
-    /// A regex that can match across token boundaries: cold vocabularies cannot see it.
+    /// A regex that can match across token boundaries, or match empty text: cold
+    /// vocabularies cannot see such a match.
     pub const COLD_REGEX_SPANS_TOKENS: &str = "cold_regex_spans_tokens";
+    /// A regex with a start or end anchor on a cold session: a term matching it anchored to
+    /// the term does not prove a match anchored to the text.
+    pub const COLD_REGEX_ANCHOR_REQUIRES_HYDRATION: &str = "cold_regex_anchor_requires_hydration";
     /// The regex haystack byte budget ran out.
     pub const REGEX_HAYSTACK_BUDGET: &str = "regex_haystack_budget";
     /// A fuzzy term had more expansions than the cap.

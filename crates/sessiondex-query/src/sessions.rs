@@ -268,7 +268,9 @@ pub fn sessions(
         }
         rows.push((s.last_ts, r));
     }
-    rows.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.file.cmp(&b.1.file)));
+    // Files are unique, so any sort gives this one order; an unstable one is the smaller
+    // code in the browser build (docs/wasm.md).
+    rows.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.file.cmp(&b.1.file)));
     let total = rows.len() as u64;
     let limit = req.limit.unwrap_or(max_sessions);
     let mut coverage = Coverage::complete();
