@@ -23,13 +23,15 @@ walk-example:
 # Fuzz targets (fuzz/, its own workspace and target dir; see docs/reliability.md).
 .PHONY: fuzz-check fuzz-smoke
 FUZZ_TARGETS := source_pi source_omp source_claude source_codex source_detect \
-	hot_open cold_open catalog_open recall_request expand_request regex
+	hot_open cold_open catalog_open recall_request expand_request regex recall_run
 FUZZ_SECONDS ?= 60
 
 # Type-checks every target so it keeps compiling. The pinned toolchain is enough: nightly is
 # only needed to run them, and `cargo fuzz build` (sanitizers, all targets) takes minutes.
+# Then runs recall_run's checks over 2000 seeded inputs (fuzz/examples/recall_random.rs).
 fuzz-check:
 	$(CARGO) check --manifest-path fuzz/Cargo.toml --bins --examples
+	$(CARGO) run -q --manifest-path fuzz/Cargo.toml --example recall_random -- 2000 1
 
 # Every target for FUZZ_SECONDS each, one at a time, from fresh seeds.
 fuzz-smoke:

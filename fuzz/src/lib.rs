@@ -4,6 +4,8 @@
 //! Every `exercise_*` function must return normally on any input; a panic is a bug in the
 //! crate under test (or in an assertion here, which states an invariant of that crate).
 
+pub mod recall;
+
 use std::sync::OnceLock;
 
 use fst::Streamer;
