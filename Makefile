@@ -28,10 +28,12 @@ FUZZ_SECONDS ?= 60
 
 # Type-checks every target so it keeps compiling. The pinned toolchain is enough: nightly is
 # only needed to run them, and `cargo fuzz build` (sanitizers, all targets) takes minutes.
-# Then runs recall_run's checks over 2000 seeded inputs (fuzz/examples/recall_random.rs).
+# Then runs recall_run's checks over 2000 seeded inputs (fuzz/examples/recall_random.rs), and
+# over 150 with the real logs of ../shared/fixtures/sessions indexed too (skipped when absent).
 fuzz-check:
 	$(CARGO) check --manifest-path fuzz/Cargo.toml --bins --examples
 	$(CARGO) run -q --manifest-path fuzz/Cargo.toml --example recall_random -- 2000 1
+	$(CARGO) run -q --manifest-path fuzz/Cargo.toml --example recall_random -- 150 1 ../shared/fixtures/sessions
 
 # Every target for FUZZ_SECONDS each, one at a time, from fresh seeds.
 fuzz-smoke:

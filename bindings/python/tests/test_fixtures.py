@@ -41,9 +41,10 @@ def test_failed_calls_page_exactly(fixture_memory: sessiondex.Memory) -> None:
     for r in fixture_memory.walk():
         by_file[r.file].append(r)  # type: ignore[index]
     for f, records in by_file.items():
-        calls = {r.call_id for r in records if r.type == "tool_call" and r.call_id}
+        # A result defers to a call with its call id and its outcome (docs/query.md).
+        calls = {(r.call_id, r.outcome) for r in records if r.type == "tool_call" and r.call_id}
         for r in records:
-            paired_result = r.type != "tool_call" and r.call_id in calls
+            paired_result = r.type != "tool_call" and (r.call_id, r.outcome) in calls
             if r.outcome == "failed" and not paired_result:
                 want.add((f, r.index))
     page = fixture_memory.recall(outcome="failed", scope="global", page_size=7)

@@ -387,10 +387,16 @@ impl Pairing {
         }
     }
 
-    /// The ids among the put-aside results' call ids that a tool call of `shard` carries,
-    /// sorted: those of the calls that passed the filters, and for the rest one pass over the
-    /// call id column (a bit per wanted id), the kind read only where the id is wanted.
-    fn calls_held(&mut self, shard: &HotShard<Bytes>) -> Result<Vec<u32>, Error> {
+    /// The ids among the put-aside results' call ids that a tool call of `shard` with the
+    /// results' `outcome` carries, sorted: those of the calls that passed the filters, and for
+    /// the rest one pass over the call id column (a bit per wanted id), the kind and outcome
+    /// read only where the id is wanted. A result defers only to a call with its outcome (the
+    /// paired one): where another call has its id (a log whose ids repeat) it stays listed.
+    fn calls_held(
+        &mut self,
+        shard: &HotShard<Bytes>,
+        outcome: Option<Outcome>,
+    ) -> Result<Vec<u32>, Error> {
         self.calls.sort_unstable();
         self.calls.dedup();
         let mut ids: Vec<u32> = self.results.iter().map(|r| r.1).collect();
@@ -435,7 +441,9 @@ impl Pairing {
             }
             // The kind is required: an absent one is a damaged shard.
             let kind = kinds.get(j).ok_or_else(corrupt)?;
-            if self.memo.passes(&mut self.call_kind, shard, Some(kind))? {
+            if self.memo.passes(&mut self.call_kind, shard, Some(kind))?
+                && shard.entry(j).ok_or_else(corrupt)?.outcome().map_err(ce)? == outcome
+            {
                 held.push(id);
             }
         }
@@ -1570,7 +1578,7 @@ impl Search<'_> {
                 }
             }
             if let Some(mut p) = pairing.take().filter(|p| !p.results.is_empty()) {
-                let calls = p.calls_held(shard)?;
+                let calls = p.calls_held(shard, self.v.request.outcome)?;
                 for (i, id) in p.results {
                     if calls.binary_search(&id).is_err() {
                         let e = shard.entry(i as usize).ok_or_else(corrupt)?;
@@ -4373,16 +4381,82 @@ mod prefilter_tests {
         }
     }
 
+    /// A pi log's header line for session `id`, and the parent id of its first entry.
+    fn pi_header(id: &str) -> (Vec<String>, String) {
+        let header = format!(
+            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}}"#
+        );
+        (vec![header], "null".to_owned())
+    }
+
+    /// With an outcome and no query a result defers only to a call with its outcome: two
+    /// calls share the id `dup` (a log whose ids repeat, as the trimmed Codex fixture's), the
+    /// first one's result failed and the second's succeeded, so both calls take `succeeded`
+    /// (the last result's); the failed result is then listed, hot and cold, where it deferred
+    /// to a call that did not fail and `outcome: failed` found nothing (found by `recall_run`
+    /// over `../shared/fixtures/sessions`). A call with the failed outcome still takes its
+    /// result's place.
+    #[test]
+    fn results_defer_only_to_calls_with_their_outcome() {
+        let (mut lines, mut parent) = pi_header("dupids");
+        for (i, id, failed) in [(0, "dup", true), (1, "dup", false), (2, "once", true)] {
+            lines.push(format!(
+                r#"{{"type":"message","id":"a{i}","parentId":{parent},"timestamp":"2026-01-01T00:00:0{i}Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"{id}","name":"bash","arguments":{{"command":"make step{i}"}}}}]}}}}"#
+            ));
+            lines.push(format!(
+                r#"{{"type":"message","id":"r{i}","parentId":"a{i}","timestamp":"2026-01-01T00:00:0{i}Z","message":{{"role":"toolResult","content":[{{"type":"text","text":"done {i}"}}],"toolCallId":"{id}","toolName":"bash","isError":{failed}}}}}"#
+            ));
+            parent = format!("\"r{i}\"");
+        }
+        let bytes = lines.join("\n") + "\n";
+        for hot in [None, Some(0)] {
+            let mut m = MemoryIndex::new(MemoryConfig {
+                hot_sessions: hot,
+                ..MemoryConfig::default()
+            });
+            m.add_file("dupids.jsonl", bytes.as_bytes()).unwrap();
+            let opts = m.engine_options();
+            let index = m.index(Branches::Active).unwrap();
+            let req = RecallRequest::from_json(
+                &serde_json::json!({"outcome": "failed", "scope": "global"}),
+            )
+            .unwrap();
+            let page = same_page(index, &opts, &req, "outcome failed");
+            let named: Vec<String> = match hot {
+                None => page
+                    .hits
+                    .iter()
+                    .map(|h| h.entry_id.clone().unwrap())
+                    .collect(),
+                Some(_) => page.hits[0]
+                    .matched_structural_entries
+                    .iter()
+                    .filter_map(|e| e.entry_id.clone())
+                    .collect(),
+            };
+            let want: &[&str] = match hot {
+                None => &["r0", "a2/0"],
+                Some(_) => &["r0", "a2/0", "r2"],
+            };
+            let mut named = named;
+            named.sort();
+            let mut want: Vec<&str> = want.to_vec();
+            want.sort_unstable();
+            assert_eq!(named, want, "hot sessions {hot:?}");
+            assert!(page
+                .coverage
+                .reasons
+                .iter()
+                .all(|r| !r.starts_with("cold_")));
+        }
+    }
+
     /// A cold session names the entries that pass the structural filters (both filters at
     /// once, the first [`super::MAX_STRUCTURAL_ENTRIES`] by position): with one filter, the
     /// entries the same session answers with when hot.
     #[test]
     fn cold_sessions_name_their_structural_entries() {
-        let mut lines = vec![
-            r#"{"type":"session","version":3,"id":"ops","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#
-                .to_owned(),
-        ];
-        let mut parent = "null".to_owned();
+        let (mut lines, mut parent) = pi_header("ops");
         for i in 0..14 {
             let failed = i % 4 == 3;
             // The last call, to another tool, has no result.

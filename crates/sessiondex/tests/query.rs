@@ -481,15 +481,18 @@ fn fixtures_failed_calls_page_exactly() {
             continue;
         };
         let records = s.select(Branches::Active).records;
-        // One per failed call: a result whose call is in the session defers to the call.
-        let calls: BTreeSet<&str> = records
+        // One per failed call: a result defers to a call in the session with its call id and
+        // its outcome (a result whose id only calls with another outcome carry is listed).
+        let calls: BTreeSet<(&str, Option<&str>)> = records
             .iter()
             .filter(|r| r.kind == "tool_call")
-            .filter_map(|r| r.call_id.as_deref())
+            .filter_map(|r| Some((r.call_id.as_deref()?, r.outcome.map(Outcome::as_str))))
             .collect();
         for r in &records {
-            let paired_result =
-                r.kind != "tool_call" && r.call_id.as_deref().is_some_and(|c| calls.contains(c));
+            let paired_result = r.kind != "tool_call"
+                && r.call_id
+                    .as_deref()
+                    .is_some_and(|c| calls.contains(&(c, r.outcome.map(Outcome::as_str))));
             if r.outcome == Some(Outcome::Failed) && !paired_result {
                 want.insert((path.to_string_lossy().into_owned(), r.index as u64));
             }
