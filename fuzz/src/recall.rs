@@ -429,7 +429,16 @@ fn check_entry(
     if let Some(o) = req.outcome {
         assert_eq!(r.outcome, Some(o), "outcome of entry {}", r.entry_id);
     }
-    if literal && whole && !asked.is_empty() {
+    // A query that is the record's entry id or address (or a hex prefix of it) names it
+    // whatever its text holds (docs/query.md, Identifiers).
+    let key = |x: &str| x.to_ascii_lowercase().replace('-', "");
+    let q = key(req.query.as_deref().unwrap_or("").trim());
+    let named = q.len() >= 6
+        && [Some(&r.entry_id), r.operation_address.as_ref()]
+            .into_iter()
+            .flatten()
+            .any(|id| key(id).starts_with(&q));
+    if literal && whole && !asked.is_empty() && !named {
         let mut held = terms(&r.text);
         if let Some(t) = &r.thinking {
             held.extend(terms(t));
