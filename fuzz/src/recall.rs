@@ -12,9 +12,8 @@
 //! - an entry hit's `follow` (an `expand`) returns that entry, and a session hit's `follow`
 //!   (a `recall` of that session) answers; the page's `next` answers too;
 //! - unless the engine's coverage reasons say a page is not authoritative (a budget hit, or
-//!   what a cold vocabulary cannot decide), a request without a time range (see
-//!   `exercise_recall`) finds the same sessions on both indexes
-//!   over all its pages: a cold session's vocabulary and structural tuples answer exactly
+//!   what a cold vocabulary cannot decide), a request finds the same sessions on both
+//!   indexes over all its pages: a cold session's vocabulary and structural tuples answer exactly
 //!   what its entries would, or coverage says they could not.
 
 use std::collections::BTreeSet;
@@ -497,10 +496,7 @@ pub fn exercise_recall(input: &RecallInput<'_>) -> Checked {
             checked.answered += 1;
         }
     }
-    // Not compared with a time range: a digest keeps no entry times, so a cold session
-    // inside the range is named by entries that, hot, have no timestamp and are left out
-    // (docs/reliability.md, Found: known and not fixed).
-    if checked.answered == 2 && req.since.is_none() && req.until.is_none() {
+    if checked.answered == 2 {
         let mut all = req.clone();
         all.page_size = Some(100);
         all.offset = None;

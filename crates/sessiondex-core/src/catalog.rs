@@ -38,7 +38,7 @@ use crate::terms::{TermList, TermListBuilder};
 pub(crate) const SCHEMA: &str = "catalog/1 {branches:u8 strings:bytes string_offsets:[u32] \
 session_id file format_version cwd title created leaf lineage_fingerprint path source_hash \
 policy_fingerprint:[u32] format tier complete:[u8] index_version:[u32] entry_count \
-error_count source_bytes cache_bytes size inode:[u64] first_ts last_ts mtime_ns ctime_ns:[i64] \
+error_count untimed_count source_bytes cache_bytes size inode:[u64] first_ts last_ts mtime_ns ctime_ns:[i64] \
 files:[u32] files_offsets:[u32] tools:[u32] tool_counts:[u64] tools_offsets:[u32] \
 reasons:[u32] reason_counts:[u64] reasons_offsets:[u32] link_kinds:[u32] link_targets:[u32] \
 links_offsets:[u32] terms:fst-map post_starts:[u32] post_bytes:postings/2 \
@@ -146,6 +146,7 @@ pub(crate) struct CatalogPayload {
     index_version: Vec<u32>,
     entry_count: Vec<u64>,
     error_count: Vec<u64>,
+    untimed_count: Vec<u64>,
     source_bytes: Vec<u64>,
     cache_bytes: Vec<u64>,
     size: Vec<u64>,
@@ -607,6 +608,7 @@ impl CatalogBuilder {
         p.index_version.push(e.format_version);
         p.entry_count.push(s.entry_count);
         p.error_count.push(s.error_count);
+        p.untimed_count.push(s.untimed_count);
         p.source_bytes.push(s.source_bytes);
         p.cache_bytes.push(s.cache_bytes);
         p.size.push(e.identity.size);
@@ -1231,6 +1233,7 @@ struct Cols {
     index_version: Col,
     entry_count: Col,
     error_count: Col,
+    untimed_count: Col,
     source_bytes: Col,
     cache_bytes: Col,
     size: Col,
@@ -1307,6 +1310,7 @@ impl<B: AsRef<[u8]>> Catalog<B> {
             index_version: c!(index_version),
             entry_count: c!(entry_count),
             error_count: c!(error_count),
+            untimed_count: c!(untimed_count),
             source_bytes: c!(source_bytes),
             cache_bytes: c!(cache_bytes),
             size: c!(size),
@@ -1361,6 +1365,7 @@ impl<B: AsRef<[u8]>> Catalog<B> {
             cols.index_version,
             cols.entry_count,
             cols.error_count,
+            cols.untimed_count,
             cols.source_bytes,
             cols.cache_bytes,
             cols.size,
@@ -1619,6 +1624,7 @@ impl<B: AsRef<[u8]>> Catalog<B> {
             last_ts: opt_ts(c.last_ts)?,
             entry_count: u64_at(c.entry_count)?,
             error_count: u64_at(c.error_count)?,
+            untimed_count: u64_at(c.untimed_count)?,
             files_touched: self.list(c.files, i)?.into_iter().map(|(f, _)| f).collect(),
             tool_histogram: self.list(c.tools, i)?,
             coverage: Coverage {

@@ -71,7 +71,15 @@ use crate::error::{Error, ErrorKind, Result};
 ///
 /// 10: a hot shard lists the entries of each value of its string filter fields and outcome
 /// (with their token totals), so a filter reads its value's list instead of a whole column.
-pub const FORMAT_VERSION: u32 = 12;
+///
+/// 11: a hot entry's flags say whether its stored text and thinking are NFKC.
+///
+/// 12: a hot shard carries a term table that finds a term's ordinal by a hash.
+///
+/// 13: a session's summary (a hot shard's and the catalog's row) counts the records without a
+/// timestamp, so a time range over a cold session can tell whether its first and last times
+/// speak for every record.
+pub const FORMAT_VERSION: u32 = 13;
 /// Required alignment of the start of a file's bytes in memory.
 pub const ALIGN: usize = 16;
 /// Header length in bytes.

@@ -87,6 +87,9 @@ pub struct SessionSummary {
     pub entry_count: u64,
     /// Records whose typed error flag is set.
     pub error_count: u64,
+    /// Records without a timestamp that parses (a time range leaves them out; a cold
+    /// session's first and last times say nothing about them).
+    pub untimed_count: u64,
     /// Paths touched, in order of first appearance, deduplicated.
     pub files_touched: Vec<String>,
     /// Tool name -> calls, sorted by name.
@@ -109,6 +112,7 @@ impl SessionSummary {
         let mut seen = std::collections::HashSet::new();
         let mut tools: BTreeMap<String, u64> = BTreeMap::new();
         let mut errors = 0;
+        let mut untimed = 0;
         // A failed call shows twice (the call child and its result record): count the call.
         let calls: std::collections::HashSet<&str> = sel
             .records
@@ -120,6 +124,8 @@ impl SessionSummary {
             if let Some(ms) = r.timestamp.as_deref().and_then(parse_rfc3339_ms) {
                 first = Some(first.map_or(ms, |f| f.min(ms)));
                 last = Some(last.map_or(ms, |l| l.max(ms)));
+            } else {
+                untimed += 1;
             }
             for f in &r.files_touched {
                 if seen.insert(f.as_str()) {
@@ -165,6 +171,7 @@ impl SessionSummary {
             last_ts: last,
             entry_count: sel.records.len() as u64,
             error_count: errors,
+            untimed_count: untimed,
             files_touched: files,
             tool_histogram: tools.into_iter().collect(),
             coverage,
@@ -217,6 +224,7 @@ pub(crate) struct SummaryRaw {
     last_ts: Option<i64>,
     entry_count: u64,
     error_count: u64,
+    untimed_count: u64,
     files_touched: Vec<Vec<u8>>,
     tool_histogram: Vec<CountRaw>,
     complete: bool,
@@ -235,7 +243,7 @@ pub(crate) const SUMMARY_SCHEMA: &str = "summary{session_id:bytes file:bytes for
 format_version:opt<bytes> cwd:opt<bytes> title:opt<bytes> created:opt<bytes> \
 links:[{kind:bytes,target:bytes}] branches:u8 leaf:opt<bytes> \
 lineage_fingerprint:bytes first_ts:opt<i64> last_ts:opt<i64> entry_count:u64 error_count:u64 \
-files_touched:[bytes] tool_histogram:[{name:bytes,count:u64}] complete:bool \
+untimed_count:u64 files_touched:[bytes] tool_histogram:[{name:bytes,count:u64}] complete:bool \
 reasons:[{code:bytes,count:u64}] source_bytes:u64 cache_bytes:u64}";
 
 pub(crate) fn format_code(f: Option<Format>) -> u8 {
@@ -311,6 +319,7 @@ impl SummaryRaw {
             last_ts: s.last_ts,
             entry_count: s.entry_count,
             error_count: s.error_count,
+            untimed_count: s.untimed_count,
             files_touched: s.files_touched.iter().map(|f| bytes(f)).collect(),
             tool_histogram: counts(s.tool_histogram.iter().map(|(n, c)| (n.as_str(), *c))),
             complete: s.coverage.complete,
@@ -371,6 +380,7 @@ impl ArchivedSummaryRaw {
             last_ts: self.last_ts.as_ref().map(|t| t.to_native()),
             entry_count: self.entry_count.to_native(),
             error_count: self.error_count.to_native(),
+            untimed_count: self.untimed_count.to_native(),
             files_touched: self
                 .files_touched
                 .iter()

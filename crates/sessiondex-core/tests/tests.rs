@@ -509,6 +509,35 @@ fn hot_sample_round_trip() {
     assert!(shard.avg_len() > 0.0);
 }
 
+/// A summary counts the records whose timestamp is missing or does not parse (format 13), and
+/// the hot shard, the cold build and the catalog's row all carry the count.
+#[test]
+fn summaries_count_untimed_records() {
+    let mut records = sample_records();
+    records[1].timestamp = None;
+    records[2].timestamp = Some("[trimmed for fixture]".into());
+    let (m, s) = (meta("s1"), selection(records));
+    let hot = HotShard::open(hot::build(&m, &s, &Policy::default()).unwrap()).unwrap();
+    assert_eq!(hot.summary().untimed_count, 2);
+    assert_eq!(hot.summary().entry_count, 4);
+    let untimed = (0..4).filter(|&i| hot.entry(i).unwrap().timestamp_ms().is_none());
+    assert_eq!(untimed.count(), 2);
+    assert_eq!(
+        cold::build_digest(&m, &s, &Policy::default())
+            .unwrap()
+            .summary
+            .untimed_count,
+        2
+    );
+    let mut b = CatalogBuilder::new(Branches::Active);
+    b.add(&catalog_entry(&m, &s, Tier::Cold, 0), None).unwrap();
+    b.add(&catalog_entry(&sample().0, &sample().1, Tier::Hot, 1), None)
+        .unwrap();
+    let cat = Catalog::open(b.finish().unwrap()).unwrap();
+    assert_eq!(cat.session(0).unwrap().summary.untimed_count, 2);
+    assert_eq!(cat.session(1).unwrap().summary.untimed_count, 0);
+}
+
 /// The NFKC flags of the sample: a ligature is not NFKC, plain text and CJK are.
 #[test]
 fn hot_flags_nfkc_parts() {

@@ -3007,12 +3007,15 @@ pub fn recall(
                     v.since_ms.unwrap_or(i64::MIN),
                     v.until_ms.unwrap_or(i64::MAX),
                 );
+                // A record without a timestamp is out of every range: with none timed, so
+                // is the session; with some untimed, its first and last times do not
+                // speak for every record the digest may name.
                 match (first, last) {
-                    (Some(f), Some(l)) => {
+                    (Some(f), Some(l)) if summary.untimed_count < summary.entry_count => {
                         if l < since || f > until {
                             continue;
                         }
-                        time_unproven = f < since || l > until;
+                        time_unproven = f < since || l > until || summary.untimed_count > 0;
                     }
                     _ => continue,
                 }
@@ -5461,6 +5464,107 @@ mod prefilter_tests {
             "{narrowed} of {}",
             queries.len()
         );
+    }
+
+    /// A time range leaves out a record without a timestamp. A cold session whose first and
+    /// last times lie inside the range, and which has such records, may be named by one of
+    /// them: coverage says so (format 13 counts them). A session with no timed record at all is
+    /// out of every range on both tiers, whatever its header says. Found by `recall_run` over
+    /// a fixture whose timestamps were trimmed.
+    #[test]
+    fn time_ranges_over_cold_sessions_count_untimed_records() {
+        let line = |uuid: &str, parent: &str, sid: &str, ts: &str, text: &str| {
+            format!(
+                "{{\"type\":\"user\",\"uuid\":\"{uuid}\",\"parentUuid\":{parent},\
+                 \"sessionId\":\"{sid}\",\"cwd\":\"/w\",{ts}\
+                 \"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}\n"
+            )
+        };
+        let at = |s: &str| format!("\"timestamp\":\"2026-01-0{s}T00:00:00.000Z\",");
+        // Two timed records and, between them, one whose timestamp does not parse: the
+        // session's first and last times are the 2nd and the 4th.
+        let mixed = [
+            line("m1", "null", "mixed", &at("2"), "plain words"),
+            line(
+                "m2",
+                "\"m1\"",
+                "mixed",
+                "\"timestamp\":\"[trimmed]\",",
+                "zebra stripes",
+            ),
+            line("m3", "\"m2\"", "mixed", &at("4"), "more words"),
+        ]
+        .concat();
+        let timed = [
+            line("t1", "null", "timed", &at("5"), "zebra crossing"),
+            line("t2", "\"t1\"", "timed", &at("5"), "other words"),
+        ]
+        .concat();
+        let untimed = line("u1", "null", "untimed", "", "zebra alone");
+        let index_of = |hot: Option<usize>| {
+            let mut m = MemoryIndex::new(MemoryConfig {
+                hot_sessions: hot,
+                ..MemoryConfig::default()
+            });
+            for (name, text) in [("mixed", &mixed), ("timed", &timed), ("untimed", &untimed)] {
+                m.add_file(&format!("/s/claude/{name}.jsonl"), text.as_bytes())
+                    .unwrap();
+            }
+            m
+        };
+        let (mut hot, mut cold) = (index_of(None), index_of(Some(0)));
+        let answer = |m: &mut MemoryIndex, req: serde_json::Value| {
+            let opts = m.engine_options();
+            let index = m.index(Branches::Active).unwrap();
+            let mut r = RecallRequest::from_json(&req).unwrap();
+            r.scope = Some(Scope::Global);
+            let page = recall(index, &opts, &QueryContext::default(), &r).unwrap();
+            let ids: BTreeSet<String> = page.hits.iter().map(|h| h.session_id.clone()).collect();
+            let reasons: Vec<String> = (page.coverage.reasons.iter())
+                .filter(|r| r.starts_with("cold_"))
+                .cloned()
+                .collect();
+            (ids.into_iter().collect::<Vec<_>>(), reasons)
+        };
+        let partly = "cold_structural_filter_requires_hydration".to_owned();
+        let range = |q: Option<&str>| {
+            let mut r =
+                serde_json::json!({"role": "user", "since": "2026-01-01", "until": "2026-01-09"});
+            if let Some(q) = q {
+                r["query"] = q.into();
+            }
+            r
+        };
+        // Structural filters alone: every timed user record passes hot; cold, `mixed` is named
+        // (its untimed record might be the only one) with the reason, `untimed` by nobody.
+        assert_eq!(
+            answer(&mut hot, range(None)),
+            (vec!["mixed".into(), "timed".into()], vec![])
+        );
+        assert_eq!(
+            answer(&mut cold, range(None)),
+            (vec!["mixed".into(), "timed".into()], vec![partly.clone()])
+        );
+        // `zebra` is only in `mixed`'s untimed record: hot leaves it out, cold names it and
+        // says that it may not hold.
+        assert_eq!(answer(&mut hot, range(Some("zebra"))).0, ["timed"]);
+        let (ids, reasons) = answer(&mut cold, range(Some("zebra")));
+        assert_eq!(ids, ["mixed", "timed"]);
+        assert!(reasons.contains(&partly), "{reasons:?}");
+        // Without a time range the untimed records count on both tiers.
+        let plain = serde_json::json!({"query": "zebra"});
+        assert_eq!(
+            answer(&mut hot, plain.clone()).0,
+            ["mixed", "timed", "untimed"]
+        );
+        assert_eq!(answer(&mut cold, plain).0, ["mixed", "timed", "untimed"]);
+        // A range over `timed` alone: the same answer on both tiers, without a reason.
+        let only = serde_json::json!({"role": "user", "since": "2026-01-05", "until": "2026-01-05T23:59:59Z"});
+        assert_eq!(
+            answer(&mut hot, only.clone()),
+            (vec!["timed".into()], vec![])
+        );
+        assert_eq!(answer(&mut cold, only), (vec!["timed".into()], vec![]));
     }
 
     /// Where a cold session's vocabulary or digest cannot prove an answer, coverage says so,

@@ -15,7 +15,8 @@
 //! bitmap posting lists in the catalog) too; `v7/` is kept. Version 9 (no summary in a cold
 //! digest) too; `v8/` is kept. Version 10 (a hot shard's entry lists per structural value)
 //! too; `v9/` is kept. Version 11 (a hot entry's NFKC flags) too; `v10/` is kept. Version
-//! 12 (a hot shard's term table) too; `v11/` is kept.
+//! 12 (a hot shard's term table) too; `v11/` is kept. Version 13 (a summary's count of
+//! records without a timestamp) too; `v12/` is kept.
 
 use std::path::PathBuf;
 
@@ -112,6 +113,8 @@ fn committed_v1_index_opens() {
     let cat = Catalog::open(read(FileKind::Catalog)).unwrap();
     // the failed call and its result count once (version 9: the catalog holds the summary)
     assert_eq!(cat.session(0).unwrap().summary.error_count, 1);
+    // version 13: every record of the sample has a timestamp
+    assert_eq!(cat.session(0).unwrap().summary.untimed_count, 0);
     assert_eq!(cat.branches(), Branches::Active);
     assert_eq!(cat.len(), 1);
     let s = cat.session(0).unwrap();
