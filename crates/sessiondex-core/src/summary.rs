@@ -114,10 +114,12 @@ impl SessionSummary {
         let mut errors = 0;
         let mut untimed = 0;
         // A failed call shows twice (the call child and its result record): count the call.
+        // A failed result whose id only calls without the error carry (a log whose ids
+        // repeat) counts itself, as recall's deference (docs/query.md, Membership).
         let calls: std::collections::HashSet<&str> = sel
             .records
             .iter()
-            .filter(|r| r.kind == "tool_call")
+            .filter(|r| r.kind == "tool_call" && r.is_error == Some(true))
             .filter_map(|r| r.call_id.as_deref())
             .collect();
         for r in &sel.records {

@@ -538,6 +538,46 @@ fn summaries_count_untimed_records() {
     assert_eq!(cat.session(1).unwrap().summary.untimed_count, 0);
 }
 
+/// A failed call and its result count one error; a failed result whose id only a call that
+/// succeeded carries (a log whose ids repeat) counts one of its own, as recall lists it.
+#[test]
+fn errors_count_each_failed_call_once() {
+    let mut records = sample_records();
+    let ok_call = Record {
+        entry_id: "a2/0".into(),
+        kind: "tool_call".into(),
+        role: Some("assistant".into()),
+        tool: Some("omp.grep".into()),
+        outcome: Some(Outcome::Succeeded),
+        is_error: Some(false),
+        call_id: Some("call_2".into()),
+        class: TextClass::ToolInput,
+        ..Record::default()
+    };
+    let failed_result = Record {
+        entry_id: "t2".into(),
+        kind: "message".into(),
+        role: Some("tool".into()),
+        outcome: Some(Outcome::Failed),
+        is_error: Some(true),
+        call_id: Some("call_2".into()),
+        class: TextClass::ToolOutput,
+        ..Record::default()
+    };
+    let (m, s) = sample();
+    assert_eq!(
+        cold::build_digest(&m, &s, &Policy::default())
+            .unwrap()
+            .summary
+            .error_count,
+        1
+    );
+    records.extend([ok_call, failed_result]);
+    let s = selection(records);
+    let hot = HotShard::open(hot::build(&m, &s, &Policy::default()).unwrap()).unwrap();
+    assert_eq!(hot.summary().error_count, 2);
+}
+
 /// The NFKC flags of the sample: a ligature is not NFKC, plain text and CJK are.
 #[test]
 fn hot_flags_nfkc_parts() {
