@@ -6,9 +6,12 @@ SHELL := /bin/bash
 
 test: lint test-rust fuzz-check test-python bench-check relevance-check test-mcp test-wasm
 
+# The browser build's code too: some of it (cfg'd for wasm32) only compiles there.
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	rustup target add $(WASM_TARGET)
+	$(CARGO) clippy -p sessiondex-wasm --target $(WASM_TARGET) -- -D warnings
 
 test-rust:
 	$(CARGO) test --workspace

@@ -294,12 +294,14 @@ impl Store {
             TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         let result = (|| {
-            let mut f = open_new_private(&tmp)?;
-            f.write_all(bytes)?;
-            if durable {
-                f.sync_all()?;
+            {
+                // Closed before the rename.
+                let mut f = open_new_private(&tmp)?;
+                f.write_all(bytes)?;
+                if durable {
+                    f.sync_all()?;
+                }
             }
-            drop(f);
             fs::rename(&tmp, path)
         })();
         if let Err(e) = result {
