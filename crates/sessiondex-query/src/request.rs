@@ -1319,7 +1319,9 @@ pub mod reason {
     pub const COLD_PHRASE_REQUIRES_HYDRATION: &str = "cold_phrase_requires_hydration";
     /// A query plus structural filters on a cold session: not provably the same entry. Also
     /// an `outcome` filter without a query together with `role: tool` or `entryRange`: a
-    /// result whose call is in the session defers to the call, which a digest cannot pair.
+    /// result whose call is in the session defers to the call, which a digest cannot pair;
+    /// and a time range over a cold session partly inside it, or inside it with records
+    /// without a timestamp (which the range leaves out).
     pub const COLD_STRUCTURAL_FILTER_REQUIRES_HYDRATION: &str =
         "cold_structural_filter_requires_hydration";
     /// A regex that can match across token boundaries, or match empty text: cold
