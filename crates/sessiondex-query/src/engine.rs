@@ -5468,9 +5468,10 @@ mod prefilter_tests {
 
     /// A time range leaves out a record without a timestamp. A cold session whose first and
     /// last times lie inside the range, and which has such records, may be named by one of
-    /// them: coverage says so (format 13 counts them). A session with no timed record at all is
-    /// out of every range on both tiers, whatever its header says. Found by `recall_run` over
-    /// a fixture whose timestamps were trimmed.
+    /// them: coverage says so (format 13 counts them). A session with no timed record on its
+    /// branch is out of every range on both tiers, whatever times its abandoned branches give
+    /// it. Found by `recall_run` over a fixture whose timestamps were trimmed; each of the two
+    /// checks on the count fails this test without it.
     #[test]
     fn time_ranges_over_cold_sessions_count_untimed_records() {
         let line = |uuid: &str, parent: &str, sid: &str, ts: &str, text: &str| {
@@ -5500,14 +5501,33 @@ mod prefilter_tests {
             line("t2", "\"t1\"", "timed", &at("5"), "other words"),
         ]
         .concat();
-        let untimed = line("u1", "null", "untimed", "", "zebra alone");
+        // A pi log with no timed record on its active branch (the last entry's path); the
+        // abandoned entry `u2` has a timestamp, which gives the session first and last times
+        // all the same.
+        let pi = |id: &str, parent: &str, ts: &str, text: &str| {
+            format!(
+                "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},{ts}\
+                 \"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}\n"
+            )
+        };
+        let untimed = [
+            "{\"type\":\"session\",\"version\":3,\"id\":\"untimed\",\"cwd\":\"/w\"}\n".to_owned(),
+            pi("u1", "null", "", "zebra alone"),
+            pi("u2", "\"u1\"", &at("3"), "abandoned words"),
+            pi("u3", "\"u1\"", "", "last words"),
+        ]
+        .concat();
         let index_of = |hot: Option<usize>| {
             let mut m = MemoryIndex::new(MemoryConfig {
                 hot_sessions: hot,
                 ..MemoryConfig::default()
             });
-            for (name, text) in [("mixed", &mixed), ("timed", &timed), ("untimed", &untimed)] {
-                m.add_file(&format!("/s/claude/{name}.jsonl"), text.as_bytes())
+            for (name, text) in [
+                ("claude/mixed", &mixed),
+                ("claude/timed", &timed),
+                ("pi/untimed", &untimed),
+            ] {
+                m.add_file(&format!("/s/{name}.jsonl"), text.as_bytes())
                     .unwrap();
             }
             m
