@@ -6,12 +6,15 @@ SHELL := /bin/bash
 
 test: lint test-rust fuzz-check test-python bench-check relevance-check test-mcp test-wasm
 
-# The browser build's code too: some of it (cfg'd for wasm32) only compiles there.
+# The engine crates the browser build compiles, for its target too: some of their code
+# (cfg'd for wasm32) only compiles there. (test-wasm lints sessiondex-wasm itself; clippy
+# lints only the packages named.)
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	rustup target add $(WASM_TARGET)
-	$(CARGO) clippy -p sessiondex-wasm --target $(WASM_TARGET) -- -D warnings
+	$(CARGO) clippy -p sessiondex-source -p sessiondex-core -p sessiondex-query \
+		--target $(WASM_TARGET) -- -D warnings
 
 test-rust:
 	$(CARGO) test --workspace
