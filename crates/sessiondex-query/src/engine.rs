@@ -5510,9 +5510,10 @@ mod prefilter_tests {
                  \"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}\n"
             )
         };
+        let (header, root) = pi_header("untimed");
         let untimed = [
-            "{\"type\":\"session\",\"version\":3,\"id\":\"untimed\",\"cwd\":\"/w\"}\n".to_owned(),
-            pi("u1", "null", "", "zebra alone"),
+            header.concat() + "\n",
+            pi("u1", &root, "", "zebra alone"),
             pi("u2", "\"u1\"", &at("3"), "abandoned words"),
             pi("u3", "\"u1\"", "", "last words"),
         ]
@@ -5538,7 +5539,7 @@ mod prefilter_tests {
             let index = m.index(Branches::Active).unwrap();
             let mut r = RecallRequest::from_json(&req).unwrap();
             r.scope = Some(Scope::Global);
-            let page = recall(index, &opts, &QueryContext::default(), &r).unwrap();
+            let page = same_page(index, &opts, &r, &req.to_string());
             let ids: BTreeSet<String> = page.hits.iter().map(|h| h.session_id.clone()).collect();
             let reasons: Vec<String> = (page.coverage.reasons.iter())
                 .filter(|r| r.starts_with("cold_"))
@@ -5614,7 +5615,7 @@ mod prefilter_tests {
             let mut r = RecallRequest::from_json(req).unwrap();
             r.scope = Some(Scope::Global);
             r.page_size = Some(100);
-            let page = recall(index, &opts, &QueryContext::default(), &r).unwrap();
+            let page = same_page(index, &opts, &r, &req.to_string());
             assert!(page.next.is_none());
             let files: BTreeSet<String> = page.hits.iter().map(|h| h.file.clone()).collect();
             (files, page.coverage.reasons)
