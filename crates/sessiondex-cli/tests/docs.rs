@@ -56,13 +56,14 @@ fn run(args: &[String], index: &Path) -> Output {
 #[test]
 fn documented_examples_print_what_the_docs_say() {
     let doc = std::fs::read_to_string(repo().join("docs/query.md")).unwrap();
-    let tmp = tempfile_dir();
+    let dir = tempfile_dir();
+    let tmp = dir.path();
     let mut blocks = 0;
     let mut in_block = false;
     let mut cmd: Option<Vec<String>> = None;
     let mut expected = String::new();
     let check = |cmd: &[String], expected: &str| {
-        let out = run(cmd, &tmp);
+        let out = run(cmd, tmp);
         let got = String::from_utf8(out.stdout)
             .unwrap()
             .replace(&*tmp.to_string_lossy(), "INDEX");
@@ -100,17 +101,12 @@ fn documented_examples_print_what_the_docs_say() {
     assert!(blocks >= 3, "{blocks} examples");
 }
 
-fn tempfile_dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "sessiondex-docs-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A new directory, removed with everything in it when dropped (a failing test too).
+fn tempfile_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("sessiondex-docs-")
+        .tempdir()
+        .unwrap()
 }
 
 fn sx(args: &str, index: &Path) -> Output {
@@ -123,7 +119,8 @@ fn json(out: &Output) -> Value {
 
 #[test]
 fn exit_codes_and_json_shapes() {
-    let idx = tempfile_dir();
+    let dir = tempfile_dir();
+    let idx = dir.path().to_path_buf();
     let src = "--source examples/sessions --index-dir INDEX";
     // A page: exit 0, exactly the page object.
     let out = sx(
@@ -216,5 +213,4 @@ fn exit_codes_and_json_shapes() {
         t["root"]["sessionId"],
         "019a4c1e-5b2f-7c3d-9e10-4a2b3c4d5e6f"
     );
-    let _ = std::fs::remove_dir_all(&idx);
 }

@@ -18,11 +18,12 @@ fn repo(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sdx-mcp-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A new directory, removed with everything in it when dropped (a failing test too).
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("sdx-mcp-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 struct Server {
@@ -30,6 +31,8 @@ struct Server {
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     next_id: u64,
+    /// Directories removed after the server is stopped (fields drop after `Drop::drop`).
+    dirs: Vec<tempfile::TempDir>,
 }
 
 impl Server {
@@ -61,6 +64,7 @@ impl Server {
             stdin,
             lines: rx,
             next_id: 100,
+            dirs: Vec::new(),
         };
         let init = server.request(
             "initialize",
@@ -153,11 +157,14 @@ impl Drop for Server {
 }
 
 fn examples(name: &str) -> Server {
-    Server::start(
+    let index = temp_dir(name);
+    let mut server = Server::start(
         &["--cwd", "/home/dev/webapp"],
         &[&repo("examples/sessions")],
-        &temp_dir(name),
-    )
+        index.path(),
+    );
+    server.dirs.push(index);
+    server
 }
 
 fn assert_tools_listed(server: &mut Server) {
@@ -258,11 +265,12 @@ fn failed_calls_are_tool_errors_with_the_stable_code() {
 
 #[test]
 fn results_are_the_json_objects_of_the_cli_and_the_scope_defaults_to_cwd() {
-    let index = temp_dir("results");
+    let dir = temp_dir("results");
+    let index = dir.path();
     let mut server = Server::start(
         &["--cwd", "/home/dev/webapp"],
         &[&repo("examples/sessions")],
-        &index,
+        index,
     );
     let page = server.ok("recall", json!({"query": "timeout", "pageSize": 1}));
     assert_eq!(page["total"], 2);
@@ -274,7 +282,7 @@ fn results_are_the_json_objects_of_the_cli_and_the_scope_defaults_to_cwd() {
         .args(["--cwd", "/home/dev/webapp", "--source"])
         .arg(repo("examples/sessions"))
         .arg("--index-dir")
-        .arg(&index)
+        .arg(index)
         .output()
         .unwrap();
     let mut cli: Value = serde_json::from_slice(&cli.stdout).unwrap();
@@ -312,7 +320,7 @@ fn results_are_the_json_objects_of_the_cli_and_the_scope_defaults_to_cwd() {
     let mut server = Server::start(
         &["--cwd", "/home/dev/elsewhere"],
         &[&repo("examples/sessions")],
-        &index,
+        index,
     );
     let page = server.ok("recall", json!({"query": "timeout"}));
     assert_eq!(page["total"], 0);
@@ -326,7 +334,9 @@ fn results_are_the_json_objects_of_the_cli_and_the_scope_defaults_to_cwd() {
 #[test]
 fn the_background_sync_finishes_a_build_that_calls_do_not_wait_for() {
     // 40 sessions, one indexed per round: the first call answers from what is indexed.
-    let corpus = temp_dir("corpus");
+    let dir = temp_dir("corpus");
+    let corpus = dir.path();
+    let index = temp_dir("corpus-index");
     let pi = repo(
         "examples/sessions/pi/--home-dev-webapp--/2026-11-02T09-14-03-120Z_019a4c1e-5b2f-7c3d-9e10-4a2b3c4d5e6f.jsonl",
     );
@@ -338,8 +348,8 @@ fn the_background_sync_finishes_a_build_that_calls_do_not_wait_for() {
     }
     let mut server = Server::start(
         &["--cwd", "/home/dev/webapp", "--max-sync-sessions", "1"],
-        &[&corpus],
-        &temp_dir("corpus-index"),
+        &[corpus],
+        index.path(),
     );
     let first = server.ok("recall", json!({"query": "checkout", "scope": "global"}));
     let c = &first["coverage"];
