@@ -47,7 +47,7 @@ fn main() -> std::io::Result<()> {
         }
     }
     let mut bytes = vec![0u8; 256];
-    let (mut answered, mut hits, mut compared) = (0, 0, 0);
+    let (mut answered, mut hits, mut compared, mut branches) = (0, 0, 0, 0);
     for _ in 0..count {
         for b in &mut bytes {
             x ^= x << 13;
@@ -64,11 +64,12 @@ fn main() -> std::io::Result<()> {
             answered += c.answered;
             hits += c.hits;
             compared += usize::from(c.compared);
+            branches += usize::from(c.branches_compared);
         }
     }
     println!(
         "recall_random: {count} inputs, {answered} pages of two indexes, {hits} hits, \
-         {compared} compared across the tiers"
+         {compared} compared across the tiers, {branches} across the branch modes"
     );
     Ok(())
 }

@@ -448,6 +448,19 @@ fn check_entry(
 
 /// Every session file a query's pages name (at most 50 pages).
 fn sessions_of(m: &mut MemoryIndex, req: &RecallRequest) -> Option<BTreeSet<String>> {
+    Some(
+        hits_of(m, req)?
+            .into_iter()
+            .map(|(file, _, _)| file)
+            .collect(),
+    )
+}
+
+/// A hit's file, and its record's entry id and operation address (none for a session hit).
+type HitKey = (String, Option<String>, Option<String>);
+
+/// Every hit a query's pages name (at most 50 pages).
+fn hits_of(m: &mut MemoryIndex, req: &RecallRequest) -> Option<BTreeSet<HitKey>> {
     let mut out = BTreeSet::new();
     let mut req = req.clone();
     for _ in 0..50 {
@@ -462,7 +475,13 @@ fn sessions_of(m: &mut MemoryIndex, req: &RecallRequest) -> Option<BTreeSet<Stri
         {
             return None;
         }
-        out.extend(page.hits.iter().map(|h| h.file.clone()));
+        out.extend(page.hits.iter().map(|h| {
+            (
+                h.file.clone(),
+                h.entry_id.clone(),
+                h.operation_address.clone(),
+            )
+        }));
         match page.next {
             Some(next) => req = next.recall_request().ok()?,
             None => return Some(out),
@@ -480,6 +499,8 @@ pub struct Checked {
     pub hits: usize,
     /// The two indexes' sessions were compared.
     pub compared: bool,
+    /// The active branch's hits were compared with every branch's.
+    pub branches_compared: bool,
 }
 
 /// Runs one input; panics when an invariant of recall does not hold.
@@ -504,6 +525,35 @@ pub fn exercise_recall(input: &RecallInput<'_>) -> Checked {
         if let (Some(a), Some(b)) = (sessions_of(hot, &all), sessions_of(tiers, &all)) {
             assert_eq!(a, b, "sessions of {all:?}: all hot, then tiers");
             checked.compared = true;
+        }
+        // What the active branch finds, every branch finds: its records are among them, with
+        // the same text and typed fields (a result is paired with its call before either
+        // selection), so a larger selection only adds hits, and a larger vocabulary only
+        // adds fuzzy terms (where an expansion limit cuts them, coverage says so). Not for an
+        // entry range: positions differ between the two selections.
+        if all.branches.unwrap_or_default() == Branches::Active && all.entry_range.is_none() {
+            let mut every = all.clone();
+            every.branches = Some(Branches::All);
+            for (k, m) in w.indexes.iter_mut().enumerate() {
+                if let (Some(a), Some(b)) = (hits_of(m, &all), hits_of(m, &every)) {
+                    // Cold sessions answer with session hits: their files are compared.
+                    let (a, b) = if k == 0 {
+                        (a, b)
+                    } else {
+                        let files = |s: BTreeSet<HitKey>| -> BTreeSet<HitKey> {
+                            s.into_iter().map(|(f, _, _)| (f, None, None)).collect()
+                        };
+                        (files(a), files(b))
+                    };
+                    let missing: Vec<&HitKey> = a.difference(&b).collect();
+                    assert!(
+                        missing.is_empty(),
+                        "index {k}: {missing:?} found on the active branch, not on every \
+                         branch, by {all:?}"
+                    );
+                    checked.branches_compared = true;
+                }
+            }
         }
     }
     checked
