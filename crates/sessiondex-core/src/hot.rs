@@ -945,6 +945,15 @@ impl<B: AsRef<[u8]>> HotShard<B> {
         let base = self.base();
         let strs = self.cols.strings;
         let all = strs.bytes.bytes(base).ok_or_else(missing)?;
+        // The table and the string offsets as slices of four-byte words, sliced once: a probe
+        // is then a read of each, not a column lookup with its own range checks.
+        let table = slots.raw(base, 4).ok_or_else(missing)?;
+        let offsets = strs.offsets.raw(base, 4).ok_or_else(missing)?;
+        let word = |b: &[u8], k: usize| -> Option<u32> {
+            let at = k.checked_mul(4)?;
+            let w: [u8; 4] = b.get(at..at.checked_add(4)?)?.try_into().ok()?;
+            Some(u32::from_le_bytes(w))
+        };
         let want = term.as_bytes();
         let mask = slots.len() - 1;
         // Truncated on 32-bit targets: the low bits pick the slot either way.
@@ -953,14 +962,15 @@ impl<B: AsRef<[u8]>> HotShard<B> {
         // The table has an empty slot (it is larger than the term count): the walk ends there
         // at the latest; the bound only keeps a damaged table from looping.
         for _ in 0..slots.len() {
-            let v = slots.u32(base, i).ok_or_else(missing)?;
-            let Some(ord) = v.checked_sub(1) else {
+            let Some(ord) = word(table, i).ok_or_else(missing)?.checked_sub(1) else {
                 return Ok(None);
             };
             let id = self.cols.term_strings.checked_add(ord as usize);
-            let span = id
-                .and_then(|id| strs.offsets.span(base, id))
+            let (start, end) = id
+                .and_then(|id| word(offsets, id).zip(word(offsets, id.checked_add(1)?)))
+                .filter(|(start, end)| start <= end)
                 .ok_or_else(missing)?;
+            let span = start as usize..end as usize;
             if span.len() == want.len() && all.get(span) == Some(want) {
                 return Ok(Some(u64::from(ord)));
             }
@@ -976,11 +986,8 @@ impl<B: AsRef<[u8]>> HotShard<B> {
     /// `index_corrupt` when the ordinal or its range is out of bounds.
     pub fn postings_at(&self, ord: u64) -> Result<Postings<'_>> {
         let ord = usize::try_from(ord).map_err(|_| missing())?;
-        let span = self
-            .cols
-            .post_starts
-            .span(self.base(), ord)
-            .ok_or_else(missing)?;
+        let base = self.base();
+        let span = self.cols.post_starts.span(base, ord).ok_or_else(missing)?;
         if span.end > self.cols.post_entries.len() {
             return Err(missing());
         }
@@ -988,7 +995,7 @@ impl<B: AsRef<[u8]>> HotShard<B> {
         // four bytes, no offset arithmetic or range check of its own.
         let bytes = span.start.checked_mul(4).zip(span.end.checked_mul(4));
         let slice = |col: Col| {
-            col.raw(self.base(), 4)
+            col.raw(base, 4)
                 .zip(bytes)
                 .and_then(|(b, (start, end))| b.get(start..end))
                 .ok_or_else(missing)
