@@ -8,13 +8,14 @@ test: lint test-rust fuzz-check test-python bench-check relevance-check test-mcp
 
 # The engine crates the browser build compiles, for its target too: some of their code
 # (cfg'd for wasm32) only compiles there. (test-wasm lints sessiondex-wasm itself; clippy
-# lints only the packages named.)
+# lints only the packages named.) Then the API docs, with every intra-doc link resolved.
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	rustup target add $(WASM_TARGET)
 	$(CARGO) clippy -p sessiondex-source -p sessiondex-core -p sessiondex-query \
 		--target $(WASM_TARGET) -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
 
 test-rust:
 	$(CARGO) test --workspace

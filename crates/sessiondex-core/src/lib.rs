@@ -1,6 +1,6 @@
 //! The canonical tokenizer and the on-disk index formats of sessiondex.
 //!
-//! - [`tokenize`] is the single tokenizer used for queries, BM25 postings and cold
+//! - [`tokenize()`] is the single tokenizer used for queries, BM25 postings and cold
 //!   vocabularies, so a term found in one is found in the others.
 //! - [`hot::HotShard`]: per-session rkyv archive with bounded entry text, postings and
 //!   structural columns, opened zero-copy from any bytes.
@@ -12,7 +12,7 @@
 //! - [`bundle`]: one file carrying a whole in-memory index (sources, catalogs, shards).
 //! - [`store::Store`] (feature `fs`): the cache directory, atomic writes, lock, cleanup.
 //!
-//! Every file shares the envelope of [`format`]: magic, version, endianness mark, schema
+//! Every file shares the envelope of [`mod@format`]: magic, version, endianness mark, schema
 //! fingerprint, length, and an XXH3-64 checksum footer checked on open. Damaged files give an
 //! [`Error`] with code `index_corrupt` or `index_version_mismatch`, never a panic.
 //!

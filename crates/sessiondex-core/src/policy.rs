@@ -17,7 +17,7 @@ pub struct Policy {
     /// Bytes of one cold digest file (`maxColdCacheBytes`).
     pub max_cold_cache_bytes: u64,
     /// Credentials were replaced by `[redacted:<kind>]` when the sessions were read
-    /// (`redactSecrets`, [`sessiondex_source::redact`]); on by default.
+    /// (`redactSecrets`, [`sessiondex_source::redact()`]); on by default.
     pub redact_secrets: bool,
 }
 

@@ -275,7 +275,7 @@ impl TermList {
     /// Positions (ascending, each once) of the terms holding one of `needles`: one search
     /// over all terms' bytes per needle instead of one per term. An empty needle is in every
     /// term. From the second call on, a needle of three bytes or more is looked for only in
-    /// the terms holding its rarest run of three bytes (see [`TermList::grams`]).
+    /// the terms holding its rarest run of three bytes (see `TermList::grams`).
     #[must_use]
     pub fn holding(&self, needles: &[memchr::memmem::Finder<'_>]) -> Vec<usize> {
         use std::sync::atomic::Ordering;
@@ -327,7 +327,7 @@ impl TermList {
     /// bytes, as [`TermList::holding`], keeping the matches that end where their term ends.
     /// Every term ends with the empty needle.
     /// From the second call on, a needle of three bytes or more is compared only with the
-    /// terms of its bucket (see [`Suffixes`]), not searched for in every term.
+    /// terms of its bucket (see `Suffixes`), not searched for in every term.
     #[must_use]
     pub fn ending_with(&self, needle: &memchr::memmem::Finder<'_>) -> Vec<usize> {
         use std::sync::atomic::Ordering;

@@ -121,7 +121,7 @@ impl Error {
 pub struct ReadOptions {
     /// Force a format instead of detecting it from content.
     pub format: Option<Format>,
-    /// Replace well-known credential shapes with `[redacted:<kind>]` ([`redact`]) in every
+    /// Replace well-known credential shapes with `[redacted:<kind>]` ([`redact()`]) in every
     /// record's `text`, `thinking` and `filesTouched`, in the session title, and in the resume
     /// state (`redactSecrets`); on by default.
     pub redact_secrets: bool,

@@ -254,8 +254,8 @@ const BLOCK: usize = 64;
 
 /// Every credential in `text`, in order, not overlapping.
 ///
-/// The scan looks at 64 byte pairs at a time ([`pair_may_start`], vectorized) and tries a
-/// match only where [`PAIR`] holds; [`find_from`] is the same scan one byte at a time.
+/// The scan looks at 64 byte pairs at a time (`pair_may_start`, vectorized) and tries a
+/// match only where `PAIR` holds; `find_from` is the same scan one byte at a time.
 #[must_use]
 pub fn find(text: &str) -> Vec<Found> {
     let s = text.as_bytes();

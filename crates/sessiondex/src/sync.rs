@@ -261,7 +261,7 @@ pub(crate) fn remove_damaged(store: &Store, branches: Branches) -> u64 {
 
 /// Runs one sync of `branches` over `sources` into `store`.
 ///
-/// The sync runs on a thread of its own (see [`apart`]). `progress` is called on the calling
+/// The sync runs on a thread of its own (see `apart`). `progress` is called on the calling
 /// thread with `(done, total)` as session files are done (at most about every 20 ms, so
 /// counts may be skipped), and last with `(total, total)`.
 ///
