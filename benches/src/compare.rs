@@ -195,7 +195,7 @@ pub fn compare(exe: &Path, opts: &CompareOptions) -> anyhow::Result<Comparison> 
     // last, not between two: ext4 without a journal (this machine's disk) skips inodes freed
     // in the last minute or more when it creates a file, so a build run right after another
     // system's thousands of files were deleted spent two thirds of its file creation
-    // scanning past them (docs/performance.md, Ninth run).
+    // scanning past them (docs/performance-history.md, Ninth run).
     for name in &names {
         let work = opts.work.join(name);
         if work.exists() {
