@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 
+use sessiondex::query::sessions::{Availability, SessionsRequest};
 use sessiondex::source::{self, Branches, Format, ReadOptions, Record};
 use sessiondex::{Config, Error, Memory};
 
@@ -33,8 +34,8 @@ enum Command {
     Walk(WalkArgs),
     /// Bring the index up to date with the session files (only what changed is read).
     Index(IndexArgs),
-    /// List indexed sessions, newest first.
-    Sessions(IndexArgs),
+    /// List indexed sessions, newest first (all of them, or those passing the filters).
+    Sessions(SessionsArgs),
     /// Search past sessions: ranked entry hits (and cold session candidates) with follow calls.
     Recall(RecallArgs),
     /// Read complete records of one session by index, entry id, operation address or range.
@@ -135,6 +136,74 @@ impl ConfigArgs {
     }
 }
 
+/// `sessions`: where sessions and the index are, and the filters of a `sessions` request
+/// (docs/query.md), which combine with AND.
+#[derive(Debug, Args)]
+struct SessionsArgs {
+    #[command(flatten)]
+    index: IndexArgs,
+    /// Only the session with this id or source path.
+    #[arg(long, value_name = "ID|PATH")]
+    id: Option<String>,
+    /// Only sessions whose working directory is this directory or below it (a relative path
+    /// is taken from the current directory).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Only sessions created at or after this time (RFC 3339 or YYYY-MM-DD; the header's
+    /// time, else the first record's).
+    #[arg(long, value_name = "TIME")]
+    created_since: Option<String>,
+    /// Only sessions created at or before this time (a bare date covers its whole day).
+    #[arg(long, value_name = "TIME")]
+    created_until: Option<String>,
+    /// Only sessions whose parent link (parent, fork, subagent) names this id or path.
+    #[arg(long, value_name = "ID|PATH")]
+    parent: Option<String>,
+    /// Only sessions whose source is `available`, `stale` (changed since it was indexed) or
+    /// `missing`.
+    #[arg(long, value_enum)]
+    availability: Option<AvailabilityArg>,
+    /// At most this many sessions, the newest (default: every one that passes).
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+}
+
+impl SessionsArgs {
+    /// The filters as a `sessions` request, `None` when no filter is given.
+    fn request(&self) -> io::Result<Option<SessionsRequest>> {
+        let cwd = match &self.cwd {
+            Some(dir) => Some(std::path::absolute(dir)?.to_string_lossy().into_owned()),
+            None => None,
+        };
+        let req = SessionsRequest {
+            id: self.id.clone(),
+            cwd,
+            created_since: self.created_since.clone(),
+            created_until: self.created_until.clone(),
+            parent: self.parent.clone(),
+            availability: self.availability.map(|a| match a {
+                AvailabilityArg::Available => Availability::Available,
+                AvailabilityArg::Stale => Availability::Stale,
+                AvailabilityArg::Missing => Availability::Missing,
+            }),
+            // Every passing session: `--limit` cuts the list that is printed.
+            limit: Some(usize::MAX),
+        };
+        let unfiltered = SessionsRequest {
+            limit: req.limit,
+            ..SessionsRequest::default()
+        };
+        Ok((req != unfiltered).then_some(req))
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum AvailabilityArg {
+    Available,
+    Stale,
+    Missing,
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum BranchesArg {
     Active,
@@ -214,8 +283,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Walk(args) if args.session.is_some() => query::walk_session(&args),
         Command::Walk(args) => walk(&args),
-        Command::Index(args) => index(&args, false),
-        Command::Sessions(args) => index(&args, true),
+        Command::Index(args) => index(&args),
+        Command::Sessions(args) => sessions(&args),
         Command::Recall(args) => query::recall(&args),
         Command::Expand(args) => query::expand(&args),
         Command::Call(args) => query::call(&args),
@@ -393,33 +462,60 @@ fn fail(json: bool, e: &Error) -> ExitCode {
     ExitCode::from(1)
 }
 
-fn index(args: &IndexArgs, list: bool) -> io::Result<ExitCode> {
+/// The memory of `args`, or the exit code of the error that stops it.
+fn open_memory(args: &IndexArgs) -> Result<Memory, ExitCode> {
     let config = match args.config.resolve() {
         Ok(c) => c,
         Err(e) => {
             let err = Error::new(sessiondex::ErrorCode::InvalidConfig, e.to_string());
-            return Ok(fail(args.json, &err));
+            return Err(fail(args.json, &err));
         }
     };
     let sources = (!args.source.is_empty()).then(|| args.source.clone());
-    let memory = match Memory::open(config, sources, args.index_dir.clone()) {
+    Memory::open(config, sources, args.index_dir.clone()).map_err(|e| fail(args.json, &e))
+}
+
+/// `sessions`: the list of [`Memory::sessions`], keeping the sessions that pass the filters
+/// (the rows `sessions_filtered` gives for them, matched by source path) when any is given,
+/// then at most `--limit`.
+fn sessions(args: &SessionsArgs) -> io::Result<ExitCode> {
+    let json = args.index.json;
+    let memory = match open_memory(&args.index) {
         Ok(m) => m,
-        Err(e) => return Ok(fail(args.json, &e)),
+        Err(code) => return Ok(code),
+    };
+    let branches = branches_of(args.index.branches);
+    let mut list = match memory.sessions(branches) {
+        Ok(l) => l,
+        Err(e) => return Ok(fail(json, &e)),
+    };
+    if let Some(req) = args.request()? {
+        // The list's sync is this call's: the filters run over the index it left.
+        let page = match memory.sessions_indexed(&req, branches, &list.coverage) {
+            Ok(p) => p,
+            Err(e) => return Ok(fail(json, &e)),
+        };
+        let passing: std::collections::HashSet<&str> =
+            page.sessions.iter().map(|r| r.file.as_str()).collect();
+        list.sessions.retain(|s| passing.contains(s.file.as_str()));
+    }
+    if let Some(n) = args.limit {
+        list.sessions.truncate(n);
+    }
+    if json {
+        println!("{}", serde_json::to_string(&list)?);
+    } else {
+        print_sessions(&list)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn index(args: &IndexArgs) -> io::Result<ExitCode> {
+    let memory = match open_memory(args) {
+        Ok(m) => m,
+        Err(code) => return Ok(code),
     };
     let branches = branches_of(args.branches);
-    if list {
-        return match memory.sessions(branches) {
-            Ok(l) => {
-                if args.json {
-                    println!("{}", serde_json::to_string(&l)?);
-                } else {
-                    print_sessions(&l)?;
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(e) => Ok(fail(args.json, &e)),
-        };
-    }
     let bar = progress_bar();
     let result = memory.sync(branches, &mut |done, total| {
         if let Some(b) = &bar {
@@ -486,10 +582,11 @@ fn print_sessions(l: &sessiondex::SessionList) -> io::Result<()> {
         )?;
         writeln!(out, "    {}", s.file)?;
     }
+    let n = l.sessions.len();
     writeln!(
         out,
-        "{} sessions{}",
-        l.sessions.len(),
+        "{n} session{}{}",
+        if n == 1 { "" } else { "s" },
         coverage_words(&l.coverage)
     )
 }

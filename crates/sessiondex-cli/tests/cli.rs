@@ -187,6 +187,85 @@ fn missing_source_and_bad_usage_exit_codes() {
     assert_eq!(usage.status.code(), Some(2));
 }
 
+/// `sessions` with the filters of a `sessions` request: they combine with AND, keep the list's
+/// JSON shape and its newest-first order, and a bad time is `invalid_time` (exit 1).
+#[test]
+fn sessions_filters_select_from_the_same_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = |extra: &[&str]| -> (Option<i32>, Value) {
+        let out = bin()
+            .args(["sessions", "--json", "--source"])
+            .arg(repo("examples/sessions"))
+            .arg("--index-dir")
+            .arg(dir.path())
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            serde_json::from_slice(&out.stdout).unwrap(),
+        )
+    };
+    let ids = |v: &Value| -> Vec<String> {
+        v["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["sessionId"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (code, all) = list(&[]);
+    assert_eq!(code, Some(0));
+    let every = ids(&all);
+    assert_eq!(every.len(), 4, "{all}");
+    let (omp, codex, claude, pi) = (
+        "019a6f3c-2d4e-7f50-9b1c-3d4e5f6a7b8c",
+        "019a5e2b-1c3d-7e4f-8a9b-0c1d2e3f4a5b",
+        "3f9d2c71-8a4e-4b6f-9c3d-2e1f0a9b8c7d",
+        "019a4c1e-5b2f-7c3d-9e10-4a2b3c4d5e6f",
+    );
+    assert_eq!(every, [omp, codex, claude, pi]);
+    for (args, want) in [
+        (&["--created-since", "2026-11-04"][..], vec![omp, codex]),
+        (&["--created-until", "2026-11-03"], vec![claude, pi]),
+        (
+            &[
+                "--created-since",
+                "2026-11-03",
+                "--created-until",
+                "2026-11-04",
+            ],
+            vec![codex, claude],
+        ),
+        (&["--id", pi], vec![pi]),
+        (&["--cwd", "/home/dev/webapp"], vec![omp, codex, claude, pi]),
+        (&["--cwd", "/home/dev"], vec![omp, codex, claude, pi]),
+        (&["--cwd", "/home/dev/elsewhere"], vec![]),
+        (
+            &["--availability", "available"],
+            vec![omp, codex, claude, pi],
+        ),
+        (&["--availability", "stale"], vec![]),
+        (&["--parent", pi], vec![]),
+        (&["--limit", "2"], vec![omp, codex]),
+        (
+            &["--created-until", "2026-11-04", "--limit", "1"],
+            vec![codex],
+        ),
+    ] {
+        let (code, v) = list(args);
+        assert_eq!(code, Some(0), "{args:?}: {v}");
+        assert_eq!(ids(&v), want, "{args:?}");
+        // The rows are the unfiltered list's, whole.
+        for row in v["sessions"].as_array().unwrap() {
+            assert!(all["sessions"].as_array().unwrap().contains(row), "{row}");
+        }
+    }
+    let (code, v) = list(&["--created-since", "last tuesday"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["error"]["code"], "invalid_time", "{v}");
+}
+
 #[test]
 fn index_json_report_and_two_concurrent_indexers() {
     let dir = std::env::temp_dir().join(format!("sdx-cli-idx-{}", std::process::id()));
