@@ -75,32 +75,47 @@ struct ConfigArgs {
     /// A TOML config file with the keys below in camelCase.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Sessions considered per scope, newest first [default: 500]
     #[arg(long, value_name = "N")]
     max_sessions: Option<usize>,
+    /// Indexed text per entry, in Unicode scalars; longer text is cut [default: 2000]
     #[arg(long, value_name = "N")]
     max_entry_chars: Option<usize>,
+    /// Index reasoning (thinking) text [default: false]
     #[arg(long, value_name = "BOOL")]
     index_thinking: Option<bool>,
+    /// Index tool output [default: true]
     #[arg(long, value_name = "BOOL")]
     index_tool_output: Option<bool>,
+    /// How many of the newest sessions get hot shards; the rest get cold digests [default: 50]
     #[arg(long, value_name = "N")]
     hot_sessions: Option<usize>,
+    /// Cap on one cold digest's vocabulary [default: 524288]
     #[arg(long, value_name = "BYTES")]
     max_cold_vocabulary_bytes: Option<u64>,
+    /// Cap on one cold digest file [default: 1048576]
     #[arg(long, value_name = "BYTES")]
     max_cold_cache_bytes: Option<u64>,
+    /// Sessions (re)indexed by one sync at most [default: 10000]
     #[arg(long, value_name = "N")]
     max_sync_sessions: Option<usize>,
+    /// Source bytes read by one sync at most [default: 536870912]
     #[arg(long, value_name = "BYTES")]
     max_sync_source_bytes: Option<u64>,
+    /// Index files examined by one cleanup at most [default: 100000]
     #[arg(long, value_name = "N")]
     max_cache_cleanup_files: Option<usize>,
+    /// Longest regex pattern accepted, in bytes [default: 1024]
     #[arg(long, value_name = "BYTES")]
     regex_max_pattern_bytes: Option<usize>,
+    /// Largest compiled regex automaton, in bytes [default: 4194304]
     #[arg(long, value_name = "BYTES")]
     regex_max_automaton_bytes: Option<usize>,
+    /// Most text bytes one regex recall scans [default: 268435456]
     #[arg(long, value_name = "BYTES")]
     regex_max_haystack_bytes: Option<u64>,
+    /// Replace well-known credential shapes with [redacted:<kind>] when sessions are read
+    /// (docs/secrets.md) [default: true]
     #[arg(long, value_name = "BOOL")]
     redact_secrets: Option<bool>,
 }
@@ -604,4 +619,40 @@ fn progress_bar() -> Option<indicatif::ProgressBar> {
         bar.set_style(style);
     }
     Some(bar)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// Every config key is a flag of `index` whose help names the key's default, as
+    /// `Config::default` has it (so the help cannot drift from the library).
+    #[test]
+    fn config_flags_name_their_defaults() {
+        let defaults = serde_json::to_value(Config::default()).expect("config serializes");
+        let defaults = defaults.as_object().expect("an object");
+        let mut cli = Cli::command();
+        let index = cli.find_subcommand_mut("index").expect("index");
+        for (key, value) in defaults {
+            let flag: String = key
+                .chars()
+                .flat_map(|c| {
+                    let dash = c.is_ascii_uppercase().then_some('-');
+                    dash.into_iter()
+                        .chain(std::iter::once(c.to_ascii_lowercase()))
+                })
+                .collect();
+            let arg = index
+                .get_arguments()
+                .find(|a| a.get_long() == Some(flag.as_str()))
+                .unwrap_or_else(|| panic!("no flag --{flag} for config key {key}"));
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            assert!(
+                help.ends_with(&format!("[default: {value}]")),
+                "--{flag}: {help:?} does not name {value}"
+            );
+        }
+    }
 }
