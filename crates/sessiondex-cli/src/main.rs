@@ -185,9 +185,23 @@ struct SessionsArgs {
 
 impl SessionsArgs {
     /// The filters as a `sessions` request, `None` when no filter is given.
-    fn request(&self) -> io::Result<Option<SessionsRequest>> {
+    ///
+    /// # Errors
+    ///
+    /// `invalid_request` when `--cwd` cannot be made absolute (an empty path).
+    fn request(&self) -> Result<Option<SessionsRequest>, Error> {
         let cwd = match &self.cwd {
-            Some(dir) => Some(std::path::absolute(dir)?.to_string_lossy().into_owned()),
+            Some(dir) => Some(
+                std::path::absolute(dir)
+                    .map_err(|e| {
+                        Error::new(
+                            sessiondex::ErrorCode::InvalidRequest,
+                            format!("--cwd {}: {e}", dir.display()),
+                        )
+                    })?
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
             None => None,
         };
         let req = SessionsRequest {
@@ -495,6 +509,10 @@ fn open_memory(args: &IndexArgs) -> Result<Memory, ExitCode> {
 /// then at most `--limit`.
 fn sessions(args: &SessionsArgs) -> io::Result<ExitCode> {
     let json = args.index.json;
+    let req = match args.request() {
+        Ok(r) => r,
+        Err(e) => return Ok(fail(json, &e)),
+    };
     let memory = match open_memory(&args.index) {
         Ok(m) => m,
         Err(code) => return Ok(code),
@@ -504,7 +522,7 @@ fn sessions(args: &SessionsArgs) -> io::Result<ExitCode> {
         Ok(l) => l,
         Err(e) => return Ok(fail(json, &e)),
     };
-    if let Some(req) = args.request()? {
+    if let Some(req) = req {
         // The list's sync is this call's: the filters run over the index it left.
         let page = match memory.sessions_indexed(&req, branches, &list.coverage) {
             Ok(p) => p,
