@@ -14,7 +14,10 @@
 //! - unless the engine's coverage reasons say a page is not authoritative (a budget hit, or
 //!   what a cold vocabulary cannot decide), a request finds the same sessions on both
 //!   indexes over all its pages: a cold session's vocabulary and structural tuples answer exactly
-//!   what its entries would, or coverage says they could not.
+//!   what its entries would, or coverage says they could not;
+//! - and on each index, unless coverage says so too, every hit a request finds on the active
+//!   branch (without an entry range) is found with `branches: all`: the active branch's records
+//!   are among every branch's.
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, OnceLock};
