@@ -244,7 +244,9 @@ def test_walk_one_session_and_all(corpus_memory: sessiondex.Memory, corpus: Path
         corpus_memory.walk(range=(0, 1))
 
 
-def test_sessions_filters_and_list(corpus_memory: sessiondex.Memory, corpus: Path) -> None:
+def test_sessions_filters_and_list(
+    corpus_memory: sessiondex.Memory, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ss = corpus_memory.sessions()
     assert isinstance(ss, sessiondex.SessionList) and isinstance(ss, list)
     assert ss.total == len(ss) == 5
@@ -254,6 +256,10 @@ def test_sessions_filters_and_list(corpus_memory: sessiondex.Memory, corpus: Pat
     assert ss.coverage.indexed_sessions >= 5
     assert [s.session_id for s in corpus_memory.sessions(id="sa")] == ["sa"]
     assert {s.session_id for s in corpus_memory.sessions(cwd="/work/alpha")} == {"sa", "sb"}
+    # A relative cwd, or one with `..`, is the directory it names from the process's.
+    assert {s.session_id for s in corpus_memory.sessions(cwd="/work/beta/../alpha/")} == {"sa", "sb"}
+    monkeypatch.chdir("/")
+    assert {s.session_id for s in corpus_memory.sessions(cwd="work/alpha")} == {"sa", "sb"}
     assert len(corpus_memory.sessions(limit=2)) == 2
     assert corpus_memory.sessions(limit=2).total == 5
     assert len(corpus_memory.sessions(availability="available")) == 5

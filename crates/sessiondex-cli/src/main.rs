@@ -1,7 +1,7 @@
 //! The `sessiondex` command line. The only crate that prints.
 
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -161,7 +161,7 @@ struct SessionsArgs {
     #[arg(long, value_name = "ID|PATH")]
     id: Option<String>,
     /// Only sessions whose working directory is this directory or below it (a relative path
-    /// is taken from the current directory).
+    /// is taken from the current directory, `.` and `..` resolved).
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
     /// Only sessions created at or after this time (RFC 3339 or YYYY-MM-DD; the header's
@@ -188,22 +188,9 @@ impl SessionsArgs {
     ///
     /// # Errors
     ///
-    /// `invalid_request` when `--cwd` cannot be made absolute (an empty path).
+    /// As [`absolute_dir`].
     fn request(&self) -> Result<Option<SessionsRequest>, Error> {
-        let cwd = match &self.cwd {
-            Some(dir) => Some(
-                std::path::absolute(dir)
-                    .map_err(|e| {
-                        Error::new(
-                            sessiondex::ErrorCode::InvalidRequest,
-                            format!("--cwd {}: {e}", dir.display()),
-                        )
-                    })?
-                    .to_string_lossy()
-                    .into_owned(),
-            ),
-            None => None,
-        };
+        let cwd = self.cwd.as_deref().map(absolute_dir).transpose()?;
         let req = SessionsRequest {
             id: self.id.clone(),
             cwd,
@@ -489,6 +476,34 @@ fn fail(json: bool, e: &Error) -> ExitCode {
         eprintln!("sessiondex: {}: {}", e.code_str(), e.message);
     }
     ExitCode::from(1)
+}
+
+/// `dir` as the absolute path a session's recorded cwd is compared with: made absolute
+/// against the current directory, `.` and `..` resolved in the path's text (no symlink is
+/// followed: an agent records the directory as its shell named it). A relative `--cwd` left
+/// as given matches no session, and the empty answer would look authoritative.
+///
+/// # Errors
+///
+/// `invalid_request` when the current directory cannot be read.
+pub(crate) fn absolute_dir(dir: &Path) -> Result<String, Error> {
+    let abs = std::path::absolute(dir).map_err(|e| {
+        Error::new(
+            sessiondex::ErrorCode::InvalidRequest,
+            format!("--cwd {}: {e}", dir.display()),
+        )
+    })?;
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    Ok(out.to_string_lossy().into_owned())
 }
 
 /// The memory of `args`, or the exit code of the error that stops it.

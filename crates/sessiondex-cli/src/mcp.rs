@@ -195,9 +195,15 @@ pub(crate) fn run(args: &McpArgs) -> io::Result<ExitCode> {
         }
     };
     let here = std::env::current_dir()?;
-    let cwd = args.cwd.as_ref().map_or(here.clone(), |c| here.join(c));
+    let cwd = match crate::absolute_dir(args.cwd.as_deref().unwrap_or(&here)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("sessiondex mcp: {}: {}", e.code_str(), e.message);
+            return Ok(ExitCode::from(1));
+        }
+    };
     let ctx = QueryContext {
-        cwd: Some(cwd.to_string_lossy().into_owned()),
+        cwd: Some(cwd),
         session: std::env::var("SESSIONDEX_SESSION")
             .ok()
             .filter(|s| !s.trim().is_empty()),

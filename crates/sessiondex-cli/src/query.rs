@@ -5,7 +5,7 @@
 //! with `--json`), 2 for usage errors (clap).
 
 use std::io::{self, IsTerminal, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
@@ -18,7 +18,9 @@ use sessiondex::query::WalkRequest;
 use sessiondex::source::Branches;
 use sessiondex::{CallResult, Coverage, Error, ErrorCode, Memory};
 
-use super::{branches_of, fail, write_record_text, BranchesArg, ConfigArgs, WalkArgs};
+use super::{
+    absolute_dir, branches_of, fail, write_record_text, BranchesArg, ConfigArgs, WalkArgs,
+};
 
 /// Where sessions and the index are, and every config key.
 #[derive(Debug, Args)]
@@ -73,7 +75,8 @@ pub(crate) struct RecallArgs {
     /// `session`, `project` (default), `global` or `session:<id-or-path>`.
     #[arg(long)]
     scope: Option<String>,
-    /// The directory `project` and `session` resolve against (default: the current one).
+    /// The directory `project` and `session` resolve against (default: the current one; a
+    /// relative path is taken from the current directory, `.` and `..` resolved).
     #[arg(long)]
     cwd: Option<String>,
     /// `active` (default) or `all` branches.
@@ -284,7 +287,17 @@ pub(crate) fn recall(a: &RecallArgs) -> io::Result<ExitCode> {
         }),
     );
     set(&mut o, "scope", s(&a.scope));
-    set(&mut o, "cwd", s(&a.cwd));
+    let cwd = match a
+        .cwd
+        .as_deref()
+        .map(Path::new)
+        .map(absolute_dir)
+        .transpose()
+    {
+        Ok(c) => c,
+        Err(e) => return Ok(fail(a.json, &e)),
+    };
+    set(&mut o, "cwd", cwd.map(Value::String));
     set(
         &mut o,
         "branches",

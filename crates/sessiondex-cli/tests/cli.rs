@@ -187,6 +187,42 @@ fn missing_source_and_bad_usage_exit_codes() {
     assert_eq!(usage.status.code(), Some(2));
 }
 
+/// A relative `--cwd`, or one with `.` and `..`, names the directory it resolves to from the
+/// current one: left as given it matched no session's recorded cwd, and the empty answer said
+/// it was complete.
+#[test]
+fn a_relative_cwd_is_resolved_from_the_current_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| -> Value {
+        let out = bin()
+            .current_dir("/")
+            .args(args)
+            .args(["--json", "--source"])
+            .arg(repo("examples/sessions"))
+            .arg("--index-dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    for cwd in [
+        "/home/dev/webapp",
+        "home/dev/webapp",
+        "./home/dev/webapp/",
+        "/home/dev/other/../webapp",
+        "home/./dev/webapp/src/..",
+    ] {
+        let page = run(&["recall", "timeout", "--cwd", cwd]);
+        assert_eq!(page["total"], 2, "{cwd}: {page}");
+        assert_eq!(page["coverage"]["complete"], true, "{cwd}");
+        let list = run(&["sessions", "--cwd", cwd]);
+        assert_eq!(list["sessions"].as_array().unwrap().len(), 4, "{cwd}");
+    }
+    let page = run(&["recall", "timeout", "--cwd", "home/dev/elsewhere"]);
+    assert_eq!(page["total"], 0, "{page}");
+}
+
 /// `sessions` with the filters of a `sessions` request: they combine with AND, keep the list's
 /// JSON shape and its newest-first order, and a bad time is `invalid_time` (exit 1).
 #[test]

@@ -882,6 +882,14 @@ def _path(value: Any) -> Any:
     return os.fspath(value) if isinstance(value, os.PathLike) else value
 
 
+def _dir(value: Any) -> Any:
+    """A ``cwd`` as the absolute path sessions record: a relative one is taken from the
+    process's directory, ``.`` and ``..`` resolved in the text (left as given, it would match
+    no session, and the empty answer would say it was complete)."""
+    value = _path(value)
+    return os.path.abspath(value) if isinstance(value, str) and value else value
+
+
 def _many(value: Any) -> Any:
     if value is None or isinstance(value, (str, int)):
         return None if value is None else [value]
@@ -1044,7 +1052,7 @@ class Memory:
             queryMode=mode,
             queryMatch=match,
             scope=scope,
-            cwd=_path(cwd),
+            cwd=_dir(cwd),
             branches=branches,
             role=role,
             tool=tool,
@@ -1141,7 +1149,7 @@ class Memory:
         """The indexed sessions passing every filter, newest first (syncs first)."""
         request = _wire(
             id=_path(id),
-            cwd=_path(cwd),
+            cwd=_dir(cwd),
             createdSince=_time(created_since),
             createdUntil=_time(created_until),
             parent=parent,
