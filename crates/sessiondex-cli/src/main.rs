@@ -506,17 +506,14 @@ pub(crate) fn absolute_dir(dir: &Path) -> Result<String, Error> {
     Ok(out.to_string_lossy().into_owned())
 }
 
-/// The memory of `args`, or the exit code of the error that stops it.
+/// The memory of `args` ([`query::open`]), or the exit code of the error that stops it.
 fn open_memory(args: &IndexArgs) -> Result<Memory, ExitCode> {
-    let config = match args.config.resolve() {
-        Ok(c) => c,
-        Err(e) => {
-            let err = Error::new(sessiondex::ErrorCode::InvalidConfig, e.to_string());
-            return Err(fail(args.json, &err));
-        }
-    };
-    let sources = (!args.source.is_empty()).then(|| args.source.clone());
-    Memory::open(config, sources, args.index_dir.clone()).map_err(|e| fail(args.json, &e))
+    query::open(
+        &args.source,
+        args.index_dir.as_ref(),
+        &args.config,
+        args.json,
+    )
 }
 
 /// `sessions`: the list of [`Memory::sessions`], keeping the sessions that pass the filters

@@ -18,7 +18,7 @@
 //! (`max_sync_sessions` / `max_sync_source_bytes`, sessions counted eligible but not indexed).
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -194,8 +194,7 @@ pub(crate) fn run(args: &McpArgs) -> io::Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
-    let here = std::env::current_dir()?;
-    let cwd = match crate::absolute_dir(args.cwd.as_deref().unwrap_or(&here)) {
+    let cwd = match crate::absolute_dir(args.cwd.as_deref().unwrap_or(Path::new("."))) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("sessiondex mcp: {}: {}", e.code_str(), e.message);

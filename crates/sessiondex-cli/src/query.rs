@@ -192,7 +192,8 @@ pub(crate) struct TraceArgs {
     memory: MemoryArgs,
 }
 
-fn open(
+/// The memory of a command's flags, or the exit code of the error that stops it.
+pub(crate) fn open(
     sources: &[PathBuf],
     index_dir: Option<&PathBuf>,
     config: &ConfigArgs,
