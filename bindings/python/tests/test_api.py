@@ -2,6 +2,7 @@
 
 import io
 import json
+import os
 import pickle
 import sys
 from datetime import date, datetime, timedelta, timezone
@@ -37,6 +38,24 @@ def test_sources_take_str_and_pathlike(examples: Path, tmp_path: Path) -> None:
     assert one.index_dir == str(tmp_path / "a")
     assert repr(one) == f"Memory(sources=[{str(examples)!r}], index_dir={str(tmp_path / 'a')!r})"
     assert one.to_dict()["config"] == one.config
+
+
+def test_relative_sources_are_absolute(
+    examples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Taken from the current directory with . and .. resolved: the same files from another
+    # directory are the same sessions of the same index, and hits name them absolute.
+    first = sessiondex.Memory(examples, index_dir=tmp_path / "i")
+    assert first.sync().indexed == 4
+    monkeypatch.chdir(tmp_path)
+    rel = sessiondex.Memory("examples/./pi/..", index_dir="i")
+    assert rel.sources == [str(examples)]
+    assert rel.index_dir == str(tmp_path / "i")
+    report = rel.sync()
+    assert (report.indexed, report.reused, report.removed) == (0, 4, 0)
+    hits = rel.recall("timeout", scope="global")
+    assert hits.total == 2
+    assert all(h.file.startswith(str(examples) + os.sep) for h in hits)
     # Defaults come from the environment.
     assert isinstance(sessiondex.default_sources(), list)
     assert sessiondex.default_index_dir().endswith("sessiondex")

@@ -1,7 +1,7 @@
 //! The `sessiondex` command line. The only crate that prints.
 
 use std::io::{self, BufWriter, Write};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -487,23 +487,13 @@ fn fail(json: bool, e: &Error) -> ExitCode {
 ///
 /// `invalid_request` when the current directory cannot be read.
 pub(crate) fn absolute_dir(dir: &Path) -> Result<String, Error> {
-    let abs = std::path::absolute(dir).map_err(|e| {
+    let abs = sessiondex::absolute_path(dir).map_err(|e| {
         Error::new(
             sessiondex::ErrorCode::InvalidRequest,
             format!("--cwd {}: {e}", dir.display()),
         )
     })?;
-    let mut out = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    Ok(out.to_string_lossy().into_owned())
+    Ok(abs.to_string_lossy().into_owned())
 }
 
 /// The memory of `args` ([`query::open`]), or the exit code of the error that stops it.

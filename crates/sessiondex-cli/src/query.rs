@@ -214,20 +214,23 @@ fn open_memory(m: &MemoryArgs, json: bool) -> Result<Memory, ExitCode> {
     open(&m.source, m.index_dir.as_ref(), &m.config, json)
 }
 
-/// The flags a copied follow command needs to reach the same sessions and index.
+/// The flags a copied follow command needs to reach the same sessions and index, from any
+/// directory: each path absolute, as the memory holds it ([`sessiondex::absolute_path`]).
 fn memory_flags(m: &MemoryArgs) -> String {
     let mut s = String::new();
+    let mut flag = |name: &str, p: &Path| {
+        let p = sessiondex::absolute_path(p).unwrap_or_else(|_| p.to_path_buf());
+        s.push_str(name);
+        s.push_str(&shell_quote(&p.to_string_lossy()));
+    };
     for src in &m.source {
-        s.push_str(" --source ");
-        s.push_str(&shell_quote(&src.to_string_lossy()));
+        flag(" --source ", src);
     }
     if let Some(d) = &m.index_dir {
-        s.push_str(" --index-dir ");
-        s.push_str(&shell_quote(&d.to_string_lossy()));
+        flag(" --index-dir ", d);
     }
     if let Some(c) = &m.config.config {
-        s.push_str(" --config ");
-        s.push_str(&shell_quote(&c.to_string_lossy()));
+        flag(" --config ", c);
     }
     s
 }

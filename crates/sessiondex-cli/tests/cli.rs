@@ -223,6 +223,116 @@ fn a_relative_cwd_is_resolved_from_the_current_directory() {
     assert_eq!(page["total"], 0, "{page}");
 }
 
+/// A relative `--source` or `--index-dir` is taken from the current directory: the same files
+/// reached from another directory, or spelled another way, are the same sessions of the same
+/// index (nothing rebuilt), and a follow line printed in one directory runs in any other.
+#[test]
+fn a_relative_source_names_the_same_sessions_from_any_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = std::fs::canonicalize(dir.path()).unwrap();
+    let root = std::fs::canonicalize(repo("")).unwrap();
+    let index_dir = tmp.join("idx");
+    let run = |cwd: &std::path::Path, args: &[&str]| -> String {
+        let out = bin().current_dir(cwd).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let sync = |cwd: &std::path::Path, source: &str, index: &str| -> Value {
+        let out = run(
+            cwd,
+            &["index", "--json", "--source", source, "--index-dir", index],
+        );
+        serde_json::from_str(&out).unwrap()
+    };
+    // From the repository root, the index named absolute; then from the index's parent,
+    // the index named relative and the source spelled another way.
+    let first = sync(&root, "examples/sessions", index_dir.to_str().unwrap());
+    assert_eq!(
+        (first["indexed"].as_u64(), first["removed"].as_u64()),
+        (Some(4), Some(0))
+    );
+    let other = format!("{}/examples/./sessions/pi/../", root.display());
+    let again = sync(&tmp, &other, "idx");
+    assert_eq!(
+        (
+            again["indexed"].as_u64(),
+            again["reused"].as_u64(),
+            again["removed"].as_u64()
+        ),
+        (Some(0), Some(4), Some(0)),
+        "{again}"
+    );
+    // Hits and follow calls name files by absolute path.
+    let page: Value = serde_json::from_str(&run(
+        &tmp,
+        &[
+            "recall",
+            "timeout",
+            "--scope",
+            "global",
+            "--json",
+            "--source",
+            &other,
+            "--index-dir",
+            "idx",
+        ],
+    ))
+    .unwrap();
+    let omp = root.join(
+        "examples/sessions/omp/--home-dev-webapp--/\
+         2026-11-05T16-20-00-000Z_019a6f3c-2d4e-7f50-9b1c-3d4e5f6a7b8c.jsonl",
+    );
+    assert_eq!(page["hits"][0]["file"], omp.to_str().unwrap(), "{page}");
+    assert_eq!(
+        page["hits"][0]["follow"]["args"]["session"],
+        omp.to_str().unwrap()
+    );
+    // The printed follow line, copied and run from `/`, reads the record.
+    let text = run(
+        &root,
+        &[
+            "recall",
+            "timeout",
+            "--scope",
+            "global",
+            "--page-size",
+            "1",
+            "--source",
+            "examples/sessions",
+            "--index-dir",
+            index_dir.to_str().unwrap(),
+        ],
+    );
+    let line = text
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("follow: sessiondex "))
+        .unwrap();
+    assert!(
+        line.ends_with(&format!(
+            " --source {}/examples/sessions --index-dir {}",
+            root.display(),
+            index_dir.display()
+        )),
+        "{line}"
+    );
+    let out = Command::new("sh")
+        .current_dir("/")
+        .arg("-c")
+        .arg(format!("\"$0\" {line} --json"))
+        .arg(env!("CARGO_BIN_EXE_sessiondex"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let x: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(x["session"]["file"], omp.to_str().unwrap(), "{x}");
+    assert_eq!(x["entries"][0]["index"], 4, "{x}");
+}
+
 /// `sessions` with the filters of a `sessions` request: they combine with AND, keep the list's
 /// JSON shape and its newest-first order, and a bad time is `invalid_time` (exit 1).
 #[test]

@@ -62,11 +62,14 @@ fn documented_examples_print_what_the_docs_say() {
     let mut in_block = false;
     let mut cmd: Option<Vec<String>> = None;
     let mut expected = String::new();
+    // Paths print absolute; the docs write the repository root as /src/sessiondex.
+    let root = std::fs::canonicalize(repo()).unwrap();
     let check = |cmd: &[String], expected: &str| {
         let out = run(cmd, tmp);
         let got = String::from_utf8(out.stdout)
             .unwrap()
-            .replace(&*tmp.to_string_lossy(), "INDEX");
+            .replace(&*tmp.to_string_lossy(), "INDEX")
+            .replace(&*root.to_string_lossy(), "/src/sessiondex");
         assert_eq!(got.trim_end(), expected.trim_end(), "{cmd:?}");
     };
     for line in doc.lines() {

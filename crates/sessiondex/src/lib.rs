@@ -52,7 +52,7 @@ mod memory;
 mod queries;
 pub mod sync;
 
-pub use config::{default_index_dir, default_sources, Config, ConfigError};
+pub use config::{absolute_path, default_index_dir, default_sources, Config, ConfigError};
 pub use memory::{Memory, SessionCoverage, SessionInfo, SessionList};
 pub use queries::{context_from_env, engine_options, index_coverage, CallResult};
 pub use sessiondex_core::tokenize;

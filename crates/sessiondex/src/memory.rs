@@ -12,7 +12,7 @@ use sessiondex_query::index::Index;
 use sessiondex_source::{Branches, Format};
 
 use crate::sync::{self, core_error, IndexCoverage, ReasonCount, SyncReport};
-use crate::{default_index_dir, default_sources, Config, Error, ErrorCode};
+use crate::{absolute_path, default_index_dir, default_sources, Config, Error, ErrorCode};
 
 /// A session as the catalog lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,7 +95,9 @@ pub(crate) type OpenIndexes = Arc<Mutex<Vec<(Branches, Arc<Index>)>>>;
 
 impl Memory {
     /// A memory over `sources` (default: the agents' standard locations that exist) with its
-    /// index in `index_dir` (default: [`default_index_dir`]).
+    /// index in `index_dir` (default: [`default_index_dir`]). Relative paths are taken from
+    /// the current directory ([`absolute_path`]): the index, its hits and their follow calls
+    /// name every session by its absolute path.
     ///
     /// # Errors
     ///
@@ -105,11 +107,18 @@ impl Memory {
         sources: Option<Vec<PathBuf>>,
         index_dir: Option<PathBuf>,
     ) -> Result<Memory, Error> {
-        let store =
-            Store::open(index_dir.unwrap_or_else(default_index_dir)).map_err(|e| core_error(&e))?;
+        // A path that cannot be made absolute (the current directory is gone) stays as given:
+        // reading it reports what is wrong.
+        let absolute = |p: PathBuf| absolute_path(&p).unwrap_or(p);
+        let store = Store::open(absolute(index_dir.unwrap_or_else(default_index_dir)))
+            .map_err(|e| core_error(&e))?;
         Ok(Memory {
             config,
-            sources: sources.unwrap_or_else(default_sources),
+            sources: sources
+                .unwrap_or_else(default_sources)
+                .into_iter()
+                .map(absolute)
+                .collect(),
             store,
             indexes: Arc::default(),
             cold_cache_bytes: sessiondex_query::index::COLD_CACHE_BYTES,

@@ -378,7 +378,8 @@ fn data_driven_cases() {
 }
 
 fn fixtures() -> Option<PathBuf> {
-    let p = repo().join("../shared/fixtures/sessions");
+    // As a memory names its files: absolute, `..` resolved.
+    let p = sessiondex::absolute_path(&repo().join("../shared/fixtures/sessions")).unwrap();
     if p.is_dir() {
         Some(p)
     } else {

@@ -930,7 +930,9 @@ class Memory:
     """A memory of past sessions: the ``sources`` (files or directories; default the
     agents' standard locations), the index in ``index_dir`` (default
     ``~/.cache/sessiondex``), and the config keys as keyword arguments (``None`` keeps the
-    default). Safe to share between threads."""
+    default). Relative paths are taken from the current directory (``.`` and ``..`` resolved
+    in their text), so hits name their files by absolute path. Safe to share between
+    threads."""
 
     def __init__(
         self,
@@ -981,7 +983,7 @@ class Memory:
 
     @property
     def sources(self) -> List[str]:
-        """The sources."""
+        """The sources, absolute."""
         return [str(p) for p in self._native.sources()]
 
     @property
