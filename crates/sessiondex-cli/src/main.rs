@@ -540,6 +540,7 @@ fn sessions(args: &SessionsArgs) -> io::Result<ExitCode> {
     if json {
         println!("{}", serde_json::to_string(&list)?);
     } else {
+        query::hint_no_sources(&memory);
         print_sessions(&list)?;
     }
     Ok(ExitCode::SUCCESS)
@@ -566,6 +567,7 @@ fn index(args: &IndexArgs) -> io::Result<ExitCode> {
             if args.json {
                 println!("{}", serde_json::to_string(&report)?);
             } else {
+                query::hint_no_sources(&memory);
                 let c = &report.coverage;
                 println!(
                     "{} indexed, {} reused, {} removed, {} failed, {} bytes read",

@@ -12,7 +12,9 @@ use clap::{Args, ValueEnum};
 use serde_json::{json, Map, Value};
 
 use sessiondex::query::expand::Expansion;
-use sessiondex::query::request::{Call, ExpandRequest, FieldGroup, HitKind, Page, RecallRequest};
+use sessiondex::query::request::{
+    Call, ExpandRequest, FieldGroup, HitKind, Page, RecallRequest, Scope,
+};
 use sessiondex::query::sessions::{SessionRow, Trace};
 use sessiondex::query::WalkRequest;
 use sessiondex::source::Branches;
@@ -210,6 +212,19 @@ pub(crate) fn open(
     Ok(memory)
 }
 
+/// Says on stderr that a memory without sources searches nothing (the default sources are
+/// the standard locations that exist, and none does), so that its empty answer is read as
+/// "nothing here" rather than "not found".
+pub(crate) fn hint_no_sources(memory: &Memory) {
+    if memory.sources().is_empty() {
+        eprintln!(
+            "sessiondex: no session logs here: none of the agents' standard locations exists \
+             (~/.claude/projects, ~/.pi/agent/sessions, ~/.omp/agent/sessions, \
+             ~/.codex/sessions); name files or folders with --source"
+        );
+    }
+}
+
 fn open_memory(m: &MemoryArgs, json: bool) -> Result<Memory, ExitCode> {
     open(&m.source, m.index_dir.as_ref(), &m.config, json)
 }
@@ -332,7 +347,20 @@ pub(crate) fn recall(a: &RecallArgs) -> io::Result<ExitCode> {
     match memory.recall_in(&req, &ctx) {
         Ok(page) if a.json => print_json(&page),
         Ok(page) => {
+            hint_no_sources(&memory);
             print_page(&page, &memory_flags(&a.memory))?;
+            // The default scope is the current directory's project: say so when it holds no
+            // session, rather than leave "0/0 sessions searched" to be read.
+            if page.coverage.eligible_sessions == 0
+                && matches!(req.scope, None | Some(Scope::Project))
+                && !memory.sources().is_empty()
+            {
+                let dir = req.cwd.as_deref().or(ctx.cwd.as_deref()).unwrap_or(".");
+                eprintln!(
+                    "sessiondex: no indexed session ran in {dir} or below it; \
+                     --scope global searches every session"
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => Ok(fail(a.json, &e)),

@@ -333,6 +333,84 @@ fn a_relative_source_names_the_same_sessions_from_any_directory() {
     assert_eq!(x["entries"][0]["index"], 4, "{x}");
 }
 
+/// An empty answer that only means "nothing here" says why on stderr (text output only; the
+/// JSON and the exit status are unchanged): no agent's standard location exists, or the
+/// default scope's directory holds no session.
+#[test]
+fn an_empty_answer_says_where_it_looked() {
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str], cwd: &str| -> (String, String) {
+        let out = bin()
+            .current_dir(cwd)
+            .env("HOME", home.path())
+            .env("XDG_CACHE_HOME", home.path().join("cache"))
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (out, err) = run(&["recall", "timeout"], "/");
+    assert!(out.starts_with("0 hits; coverage complete, 0/0"), "{out}");
+    assert!(err.contains("no session logs here"), "{err}");
+    assert!(err.contains("--source"), "{err}");
+    for cmd in ["sessions", "index"] {
+        let (_, err) = run(&[cmd], "/");
+        assert!(err.contains("no session logs here"), "{cmd}: {err}");
+    }
+    let (_, err) = run(&["recall", "timeout", "--json"], "/");
+    assert_eq!(err, "");
+    let examples = repo("examples/sessions");
+    let src = examples.to_str().unwrap();
+    let here = std::fs::canonicalize(home.path()).unwrap();
+    let here = here.to_str().unwrap();
+    let (out, err) = run(&["recall", "timeout", "--source", src], here);
+    assert!(out.starts_with("0 hits; coverage complete, 0/0"), "{out}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "sessiondex: no indexed session ran in {here} or below it; \
+             --scope global searches every session"
+        )
+    );
+    // Sessions in scope, or another scope: no hint, whatever the hits.
+    for args in [
+        &[
+            "recall",
+            "timeout",
+            "--source",
+            src,
+            "--cwd",
+            "/home/dev/webapp",
+        ][..],
+        &[
+            "recall",
+            "nothinglikethis",
+            "--source",
+            src,
+            "--cwd",
+            "/home/dev",
+        ],
+        &[
+            "recall",
+            "nothinglikethis",
+            "--source",
+            src,
+            "--scope",
+            "global",
+        ],
+        &["recall", "timeout", "--source", src, "--json"],
+    ] {
+        let (_, err) = run(args, "/");
+        assert_eq!(err, "", "{args:?}");
+    }
+}
+
 /// `sessions` with the filters of a `sessions` request: they combine with AND, keep the list's
 /// JSON shape and its newest-first order, and a bad time is `invalid_time` (exit 1).
 #[test]
