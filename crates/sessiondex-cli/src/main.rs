@@ -341,10 +341,12 @@ fn walk(args: &WalkArgs) -> io::Result<ExitCode> {
         let e = Error::new(sessiondex::ErrorCode::SourceUnreadable, message);
         return Ok(fail(args.json, &e));
     }
+    // Files named as recall and expand name them: absolute, so the lines join with theirs.
     let files: Vec<PathBuf> = args
         .source
         .iter()
-        .flat_map(|s| source::discover(s))
+        .map(|s| sessiondex::absolute_path(s).unwrap_or_else(|_| s.clone()))
+        .flat_map(|s| source::discover(&s))
         .collect();
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());

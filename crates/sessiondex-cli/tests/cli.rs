@@ -287,6 +287,13 @@ fn a_relative_source_names_the_same_sessions_from_any_directory() {
         page["hits"][0]["follow"]["args"]["session"],
         omp.to_str().unwrap()
     );
+    // `walk` names the file as the hits do, so their lines join.
+    let walked = run(
+        &root,
+        &["walk", "--json", "--source", "examples/./sessions/omp"],
+    );
+    let first: Value = serde_json::from_str(walked.lines().next().unwrap()).unwrap();
+    assert_eq!(first["file"], omp.to_str().unwrap(), "{first}");
     // The printed follow line, copied and run from `/`, reads the record.
     let text = run(
         &root,
