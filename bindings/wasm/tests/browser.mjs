@@ -5,8 +5,10 @@
 // (target/debug/sessiondex, built by `make test-wasm`) for the same files and request.
 //
 // The files are staged under target/wasm-test/<set>/ as pi.jsonl, codex.jsonl, claude.jsonl and
-// the CLI runs in that directory with `--source pi.jsonl ...`, so the CLI's paths and the page's
-// file names are the same strings: nothing is ignored in the comparison.
+// the CLI runs in that directory with `--source pi.jsonl ...`. The CLI names each file by its
+// absolute path and the page by the name it was dropped with, so the staging directory's prefix
+// is taken off the CLI's JSON text (`<dir>/pi.jsonl` becomes `pi.jsonl`); nothing else is
+// ignored in the comparison.
 import { spawn, execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -61,7 +63,9 @@ function cliJson(dir, args) {
     [...args, "--source", "pi.jsonl", "--source", "codex.jsonl", "--source", "claude.jsonl", "--index-dir", idx, "--json"],
     { cwd: dir, encoding: "utf8" },
   );
-  return JSON.parse(text);
+  const prefix = JSON.stringify(`${dir}/`).slice(1, -1);
+  assert.ok(text.includes(prefix), `the CLI names files under ${dir}`);
+  return JSON.parse(text.replaceAll(prefix, ""));
 }
 
 function serve() {
