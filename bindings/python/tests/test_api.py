@@ -38,6 +38,9 @@ def test_sources_take_str_and_pathlike(examples: Path, tmp_path: Path) -> None:
     assert one.index_dir == str(tmp_path / "a")
     assert repr(one) == f"Memory(sources=[{str(examples)!r}], index_dir={str(tmp_path / 'a')!r})"
     assert one.to_dict()["config"] == one.config
+    # Defaults come from the environment.
+    assert isinstance(sessiondex.default_sources(), list)
+    assert sessiondex.default_index_dir().endswith("sessiondex")
 
 
 def test_relative_sources_are_absolute(
@@ -56,9 +59,6 @@ def test_relative_sources_are_absolute(
     hits = rel.recall("timeout", scope="global")
     assert hits.total == 2
     assert all(h.file.startswith(str(examples) + os.sep) for h in hits)
-    # Defaults come from the environment.
-    assert isinstance(sessiondex.default_sources(), list)
-    assert sessiondex.default_index_dir().endswith("sessiondex")
 
 
 def test_default_memory_uses_standard_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -70,6 +70,10 @@ def test_default_memory_uses_standard_locations(tmp_path: Path, monkeypatch: pyt
     m = sessiondex.Memory()
     assert m.sources == [str(tmp_path / ".pi/agent/sessions")]
     assert m.index_dir == str(tmp_path / "cache" / "sessiondex")
+    # A relative XDG_CACHE_HOME is ignored (the XDG rule).
+    monkeypatch.setenv("XDG_CACHE_HOME", "cache")
+    expected = "Library/Caches/sessiondex" if sys.platform == "darwin" else ".cache/sessiondex"
+    assert sessiondex.default_index_dir() == str(tmp_path / expected)
     assert m.sync().coverage.eligible_sessions == 0
 
 

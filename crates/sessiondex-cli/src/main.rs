@@ -56,7 +56,8 @@ struct IndexArgs {
     /// ~/.codex/sessions).
     #[arg(long, value_name = "PATH")]
     source: Vec<PathBuf>,
-    /// The index directory. Default: $XDG_CACHE_HOME/sessiondex or ~/.cache/sessiondex.
+    /// The index directory. Default: $XDG_CACHE_HOME/sessiondex, else ~/.cache/sessiondex
+    /// (~/Library/Caches/sessiondex on macOS).
     #[arg(long, value_name = "DIR")]
     index_dir: Option<PathBuf>,
     /// Which branch mode to index.

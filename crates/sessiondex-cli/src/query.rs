@@ -31,7 +31,8 @@ pub(crate) struct MemoryArgs {
     /// locations that exist.
     #[arg(long, value_name = "PATH")]
     source: Vec<PathBuf>,
-    /// The index directory. Default: $XDG_CACHE_HOME/sessiondex or ~/.cache/sessiondex.
+    /// The index directory. Default: $XDG_CACHE_HOME/sessiondex, else ~/.cache/sessiondex
+    /// (~/Library/Caches/sessiondex on macOS).
     #[arg(long, value_name = "DIR")]
     index_dir: Option<PathBuf>,
     #[command(flatten)]

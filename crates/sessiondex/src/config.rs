@@ -1,5 +1,6 @@
 //! Configuration: one set of keys for the config file, CLI flags and bindings.
 
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -154,15 +155,28 @@ pub fn default_sources() -> Vec<PathBuf> {
     candidates.into_iter().filter(|p| p.is_dir()).collect()
 }
 
-/// The default index directory: `$XDG_CACHE_HOME/sessiondex`, else `~/.cache/sessiondex`.
+/// The default index directory, the platform's cache convention: `$XDG_CACHE_HOME/sessiondex`
+/// when that variable holds an absolute path (the XDG rule: a relative one is ignored), else
+/// `~/Library/Caches/sessiondex` on macOS and `~/.cache/sessiondex` elsewhere.
 #[must_use]
 pub fn default_index_dir() -> PathBuf {
-    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|x| !x.is_empty()) {
-        return PathBuf::from(x).join("sessiondex");
+    index_dir_from(
+        std::env::var_os("XDG_CACHE_HOME"),
+        std::env::var_os("HOME"),
+        cfg!(target_os = "macos"),
+    )
+}
+
+fn index_dir_from(xdg: Option<OsString>, home: Option<OsString>, macos: bool) -> PathBuf {
+    if let Some(x) = xdg.map(PathBuf::from).filter(|x| x.is_absolute()) {
+        return x.join("sessiondex");
     }
-    std::env::var_os("HOME")
-        .map_or_else(std::env::temp_dir, PathBuf::from)
-        .join(".cache/sessiondex")
+    let home = home.map_or_else(std::env::temp_dir, PathBuf::from);
+    if macos {
+        home.join("Library/Caches/sessiondex")
+    } else {
+        home.join(".cache/sessiondex")
+    }
 }
 
 /// `path` made absolute from the current directory, with `.` and `..` resolved in its text
@@ -202,6 +216,28 @@ mod tests {
         assert_eq!(c.hot_sessions, 3);
         assert_eq!(c.max_entry_chars, 10);
         assert_eq!(c.max_sessions, 500);
+    }
+
+    #[test]
+    fn the_index_dir_follows_the_platform_cache_convention() {
+        let os = |s: &str| Some(OsString::from(s));
+        for macos in [false, true] {
+            assert_eq!(
+                index_dir_from(os("/x/cache"), os("/home/u"), macos),
+                PathBuf::from("/x/cache/sessiondex")
+            );
+        }
+        // An empty or relative XDG_CACHE_HOME is ignored.
+        for xdg in [None, os(""), os("rel/cache")] {
+            assert_eq!(
+                index_dir_from(xdg.clone(), os("/home/u"), false),
+                PathBuf::from("/home/u/.cache/sessiondex")
+            );
+            assert_eq!(
+                index_dir_from(xdg, os("/Users/u"), true),
+                PathBuf::from("/Users/u/Library/Caches/sessiondex")
+            );
+        }
     }
 
     #[test]

@@ -929,7 +929,7 @@ def _progress(progress: Any) -> Tuple[Optional[Callable[[int, int], Any]], Any]:
 class Memory:
     """A memory of past sessions: the ``sources`` (files or directories; default the
     agents' standard locations), the index in ``index_dir`` (default
-    ``~/.cache/sessiondex``), and the config keys as keyword arguments (``None`` keeps the
+    :func:`default_index_dir`), and the config keys as keyword arguments (``None`` keeps the
     default). Relative paths are taken from the current directory (``.`` and ``..`` resolved
     in their text), so hits name their files by absolute path. Safe to share between
     threads."""
@@ -1171,7 +1171,8 @@ def default_sources() -> List[str]:
 
 
 def default_index_dir() -> str:
-    """``$XDG_CACHE_HOME/sessiondex``, else ``~/.cache/sessiondex``."""
+    """``$XDG_CACHE_HOME/sessiondex`` (when absolute), else ``~/.cache/sessiondex``
+    (``~/Library/Caches/sessiondex`` on macOS)."""
     return str(_sessiondex.default_index_dir())
 
 
