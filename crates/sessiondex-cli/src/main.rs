@@ -51,9 +51,9 @@ enum Command {
 /// Where the sessions and the index are, and every config key as a flag.
 #[derive(Debug, Args)]
 struct IndexArgs {
-    /// A session file or directory; repeat for several. Default: the agents' standard
-    /// locations that exist (~/.claude/projects, ~/.pi/agent/sessions, ~/.omp/agent/sessions,
-    /// ~/.codex/sessions).
+    /// A session file or directory (relative: from the current directory); repeat for
+    /// several. Default: the agents' standard locations that exist (~/.claude/projects,
+    /// ~/.pi/agent/sessions, ~/.omp/agent/sessions, ~/.codex/sessions).
     #[arg(long, value_name = "PATH")]
     source: Vec<PathBuf>,
     /// The index directory. Default: $XDG_CACHE_HOME/sessiondex, else ~/.cache/sessiondex

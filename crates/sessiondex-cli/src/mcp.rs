@@ -61,8 +61,8 @@ const MAX_LINE_BYTES: u64 = 16 << 20;
 /// config key.
 #[derive(Debug, Args)]
 pub(crate) struct McpArgs {
-    /// A session file or directory; repeat for several. Default: the agents' standard
-    /// locations that exist.
+    /// A session file or directory (relative: from the current directory); repeat for
+    /// several. Default: the agents' standard locations that exist.
     #[arg(long, value_name = "PATH")]
     source: Vec<PathBuf>,
     /// The index directory. Default: $XDG_CACHE_HOME/sessiondex, else ~/.cache/sessiondex

@@ -27,8 +27,8 @@ use super::{
 /// Where sessions and the index are, and every config key.
 #[derive(Debug, Args)]
 pub(crate) struct MemoryArgs {
-    /// A session file or directory; repeat for several. Default: the agents' standard
-    /// locations that exist.
+    /// A session file or directory (relative: from the current directory); repeat for
+    /// several. Default: the agents' standard locations that exist.
     #[arg(long, value_name = "PATH")]
     source: Vec<PathBuf>,
     /// The index directory. Default: $XDG_CACHE_HOME/sessiondex, else ~/.cache/sessiondex
