@@ -421,6 +421,13 @@ fn default_index_dir() -> PathBuf {
     sessiondex::default_index_dir()
 }
 
+/// `path` made absolute as a memory names its files ([`sessiondex::absolute_path`]); as given
+/// when the current directory cannot be read.
+#[pyfunction]
+fn absolute_path(path: PathBuf) -> PathBuf {
+    sessiondex::absolute_path(&path).unwrap_or(path)
+}
+
 /// The default configuration (camelCase keys).
 #[pyfunction]
 fn default_config(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
@@ -440,6 +447,7 @@ fn _sessiondex(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(default_sources, m)?)?;
     m.add_function(wrap_pyfunction!(default_index_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(absolute_path, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(tokenize, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -481,10 +481,11 @@ fn fail(json: bool, e: &Error) -> ExitCode {
     ExitCode::from(1)
 }
 
-/// `dir` as the absolute path a session's recorded cwd is compared with: made absolute
-/// against the current directory, `.` and `..` resolved in the path's text (no symlink is
-/// followed: an agent records the directory as its shell named it). A relative `--cwd` left
-/// as given matches no session, and the empty answer would look authoritative.
+/// `dir` as the absolute path a session's recorded cwd is compared with
+/// ([`sessiondex::absolute_path`]: made absolute against the current directory, `.` and `..`
+/// resolved, other symbolic links kept as spelled, as an agent records the directory its
+/// shell named). A relative `--cwd` left as given matches no session, and the empty answer
+/// would look authoritative.
 ///
 /// # Errors
 ///

@@ -340,6 +340,55 @@ fn a_relative_source_names_the_same_sessions_from_any_directory() {
     assert_eq!(x["entries"][0]["index"], 4, "{x}");
 }
 
+/// `expand --session` with a relative path finds the session its text names, made absolute,
+/// and a `..` after a symbolic link is the file the link leads to, not the one the text spells.
+#[test]
+fn a_relative_session_path_is_the_file_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = std::fs::canonicalize(dir.path()).unwrap();
+    let (a, b) = (tmp.join("a"), tmp.join("b"));
+    std::fs::create_dir_all(b.join("c")).unwrap();
+    std::fs::create_dir_all(&a).unwrap();
+    let pi = "019a4c1e-5b2f-7c3d-9e10-4a2b3c4d5e6f";
+    let claude = "3f9d2c71-8a4e-4b6f-9c3d-2e1f0a9b8c7d";
+    std::fs::copy(
+        repo(&format!(
+            "examples/sessions/pi/--home-dev-webapp--/2026-11-02T09-14-03-120Z_{pi}.jsonl"
+        )),
+        a.join("s.jsonl"),
+    )
+    .unwrap();
+    std::fs::copy(
+        repo(&format!(
+            "examples/sessions/claude-code/-home-dev-webapp/{claude}.jsonl"
+        )),
+        b.join("s.jsonl"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(b.join("c"), a.join("l")).unwrap();
+    let expand = |session: &str| -> Value {
+        let out = bin()
+            .current_dir(&tmp)
+            .args(["expand", "--json", "--index", "0", "--session", session])
+            .args(["--source", ".", "--index-dir", "idx"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{session}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    for (session, id, file) in [
+        ("a/s.jsonl", pi, a.join("s.jsonl")),
+        ("./a/../a/s.jsonl", pi, a.join("s.jsonl")),
+        ("b/s.jsonl", claude, b.join("s.jsonl")),
+        // `a/l/..` is `b` on disk, `a` in the text.
+        ("a/l/../s.jsonl", claude, b.join("s.jsonl")),
+    ] {
+        let x = expand(session);
+        assert_eq!(x["session"]["sessionId"], id, "{session}: {x}");
+        assert_eq!(x["session"]["file"], file.to_str().unwrap(), "{session}");
+    }
+}
+
 /// An empty answer that only means "nothing here" says why on stderr (text output only; the
 /// JSON and the exit status are unchanged): no agent's standard location exists, or the
 /// default scope's directory holds no session.

@@ -37,6 +37,8 @@ pub mod fuzzy;
 pub mod identifier;
 pub mod index;
 pub mod memory;
+#[cfg(feature = "fs")]
+pub mod paths;
 pub mod regex;
 pub mod request;
 pub mod sessions;

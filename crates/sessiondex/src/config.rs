@@ -1,7 +1,7 @@
 //! Configuration: one set of keys for the config file, CLI flags and bindings.
 
 use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -179,33 +179,6 @@ fn index_dir_from(xdg: Option<OsString>, home: Option<OsString>, macos: bool) ->
     }
 }
 
-/// `path` made absolute from the current directory, with `.` and `..` resolved in its text
-/// (no symlink is followed, as a shell spells a directory): `examples/sessions` run from
-/// `/src/app` is `/src/app/examples/sessions`, `/a/b/../c` is `/a/c`. A [`Memory`] keys its
-/// index by the source paths this gives, so that the same files reached from another current
-/// directory, or spelled another way, are the same sessions, and a follow call copied from one
-/// directory works from any other.
-///
-/// # Errors
-///
-/// When `path` is empty or relative and the current directory cannot be read.
-///
-/// [`Memory`]: crate::Memory
-pub fn absolute_path(path: &Path) -> std::io::Result<PathBuf> {
-    let abs = std::path::absolute(path)?;
-    let mut out = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,18 +211,6 @@ mod tests {
                 PathBuf::from("/Users/u/Library/Caches/sessiondex")
             );
         }
-    }
-
-    #[test]
-    fn absolute_paths_resolve_dots_in_their_text() {
-        let cwd = std::env::current_dir().unwrap();
-        let p = |s: &str| absolute_path(Path::new(s)).unwrap();
-        assert_eq!(p("/a/b/../c/./d/"), PathBuf::from("/a/c/d"));
-        assert_eq!(p("/.."), PathBuf::from("/"));
-        assert_eq!(p("x/y"), cwd.join("x/y"));
-        assert_eq!(p("./x/../y"), cwd.join("y"));
-        assert_eq!(p("."), cwd);
-        assert!(absolute_path(Path::new("")).is_err());
     }
 
     #[test]

@@ -52,11 +52,12 @@ mod memory;
 mod queries;
 pub mod sync;
 
-pub use config::{absolute_path, default_index_dir, default_sources, Config, ConfigError};
+pub use config::{default_index_dir, default_sources, Config, ConfigError};
 pub use memory::{Memory, SessionCoverage, SessionInfo, SessionList};
 pub use queries::{context_from_env, engine_options, index_coverage, CallResult};
 pub use sessiondex_core::tokenize;
 pub use sessiondex_query as query;
+pub use sessiondex_query::paths::absolute_path;
 pub use sessiondex_query::request::{Call, Coverage, ExpandRequest, Page, RecallRequest};
 pub use sessiondex_query::{Error, ErrorCode};
 pub use sessiondex_query::{Expansion, QueryContext, SessionsRequest, Trace, Walk, WalkRequest};

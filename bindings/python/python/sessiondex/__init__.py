@@ -884,10 +884,10 @@ def _path(value: Any) -> Any:
 
 def _dir(value: Any) -> Any:
     """A ``cwd`` as the absolute path sessions record: a relative one is taken from the
-    process's directory, ``.`` and ``..`` resolved in the text (left as given, it would match
-    no session, and the empty answer would say it was complete)."""
+    process's directory, ``.`` and ``..`` resolved as the CLI resolves them (left as given,
+    it would match no session, and the empty answer would say it was complete)."""
     value = _path(value)
-    return os.path.abspath(value) if isinstance(value, str) and value else value
+    return str(_sessiondex.absolute_path(value)) if isinstance(value, str) and value else value
 
 
 def _many(value: Any) -> Any:
@@ -930,8 +930,9 @@ class Memory:
     """A memory of past sessions: the ``sources`` (files or directories; default the
     agents' standard locations), the index in ``index_dir`` (default
     :func:`default_index_dir`), and the config keys as keyword arguments (``None`` keeps the
-    default). Relative paths are taken from the current directory (``.`` and ``..`` resolved
-    in their text), so hits name their files by absolute path. Safe to share between
+    default). Relative paths are taken from the current directory (``.`` and ``..`` resolved,
+    a ``..`` after a symbolic link from the link's target), so hits name their files by
+    absolute path. Safe to share between
     threads."""
 
     def __init__(
