@@ -932,8 +932,7 @@ class Memory:
     :func:`default_index_dir`), and the config keys as keyword arguments (``None`` keeps the
     default). Relative paths are taken from the current directory (``.`` and ``..`` resolved,
     a ``..`` after a symbolic link from the link's target), so hits name their files by
-    absolute path. Safe to share between
-    threads."""
+    absolute path. Safe to share between threads."""
 
     def __init__(
         self,
