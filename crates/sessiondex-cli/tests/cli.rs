@@ -376,16 +376,28 @@ fn a_relative_session_path_is_the_file_it_names() {
         assert_eq!(out.status.code(), Some(0), "{session}");
         serde_json::from_slice(&out.stdout).unwrap()
     };
-    for (session, id, file) in [
+    let cases = [
         ("a/s.jsonl", pi, a.join("s.jsonl")),
         ("./a/../a/s.jsonl", pi, a.join("s.jsonl")),
         ("b/s.jsonl", claude, b.join("s.jsonl")),
         // `a/l/..` is `b` on disk, `a` in the text.
         ("a/l/../s.jsonl", claude, b.join("s.jsonl")),
-    ] {
-        let x = expand(session);
-        assert_eq!(x["session"]["sessionId"], id, "{session}: {x}");
-        assert_eq!(x["session"]["file"], file.to_str().unwrap(), "{session}");
+    ];
+    // Read as files outside the index, then as the index's sessions.
+    for indexed in [false, true] {
+        if indexed {
+            let out = bin()
+                .current_dir(&tmp)
+                .args(["index", "--source", ".", "--index-dir", "idx"])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0));
+        }
+        for (session, id, file) in &cases {
+            let x = expand(session);
+            assert_eq!(x["session"]["sessionId"], *id, "{session}: {x}");
+            assert_eq!(x["session"]["file"], file.to_str().unwrap(), "{session}");
+        }
     }
 }
 
