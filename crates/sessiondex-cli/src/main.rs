@@ -557,6 +557,7 @@ fn index(args: &IndexArgs) -> io::Result<ExitCode> {
     };
     let branches = branches_of(args.branches);
     let bar = progress_bar();
+    let started = std::time::Instant::now();
     let result = memory.sync(branches, &mut |done, total| {
         if let Some(b) = &bar {
             b.set_length(total);
@@ -574,8 +575,13 @@ fn index(args: &IndexArgs) -> io::Result<ExitCode> {
                 query::hint_no_sources(&memory);
                 let c = &report.coverage;
                 println!(
-                    "{} indexed, {} reused, {} removed, {} failed, {} bytes read",
-                    report.indexed, report.reused, report.removed, report.failed, report.bytes_read
+                    "{} indexed, {} reused, {} removed, {} failed; {} read in {:.2} s",
+                    report.indexed,
+                    report.reused,
+                    report.removed,
+                    report.failed,
+                    bytes_text(report.bytes_read),
+                    started.elapsed().as_secs_f64()
                 );
                 println!(
                     "{}/{} sessions indexed{}",
@@ -587,6 +593,20 @@ fn index(args: &IndexArgs) -> io::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => Ok(fail(args.json, &e)),
+    }
+}
+
+/// A byte count for people: `812 bytes`, `13.3 KB`, `210.0 MB`, `1.2 GB` (powers of 1,000,
+/// as the benchmarks' MB/s).
+fn bytes_text(n: u64) -> String {
+    #[allow(clippy::cast_precision_loss)] // a tenth of a unit is all that is shown
+    let x = n as f64;
+    // The unit is picked after rounding, so 999,960 bytes are 1.0 MB, not 1000.0 KB.
+    match n {
+        0..=999 => format!("{n} bytes"),
+        1_000..=999_949 => format!("{:.1} KB", x / 1e3),
+        999_950..=999_949_999 => format!("{:.1} MB", x / 1e6),
+        _ => format!("{:.1} GB", x / 1e9),
     }
 }
 
@@ -652,6 +672,24 @@ mod tests {
     use clap::CommandFactory;
 
     use super::*;
+
+    #[test]
+    fn byte_counts_read_in_their_unit() {
+        for (n, text) in [
+            (0, "0 bytes"),
+            (999, "999 bytes"),
+            (1_000, "1.0 KB"),
+            (13_251, "13.3 KB"),
+            (999_949, "999.9 KB"),
+            (999_950, "1.0 MB"),
+            (210_009_363, "210.0 MB"),
+            (999_949_999, "999.9 MB"),
+            (999_950_000, "1.0 GB"),
+            (u64::MAX, "18446744073.7 GB"),
+        ] {
+            assert_eq!(bytes_text(n), text, "{n}");
+        }
+    }
 
     /// Every config key is a flag of `index` whose help names the key's default, as
     /// `Config::default` has it (so the help cannot drift from the library).

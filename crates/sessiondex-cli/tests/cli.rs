@@ -16,6 +16,17 @@ fn repo(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// The binary with `args`, over the example corpus with its index in `index_dir`.
+fn over_examples(args: &[&str], index_dir: &std::path::Path) -> Command {
+    let mut c = bin();
+    c.args(args)
+        .arg("--source")
+        .arg(repo("examples/sessions"))
+        .arg("--index-dir")
+        .arg(index_dir);
+    c
+}
+
 fn json_lines(bytes: &[u8]) -> Vec<Value> {
     String::from_utf8(bytes.to_vec())
         .unwrap()
@@ -194,13 +205,9 @@ fn missing_source_and_bad_usage_exit_codes() {
 fn a_relative_cwd_is_resolved_from_the_current_directory() {
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| -> Value {
-        let out = bin()
+        let out = over_examples(args, dir.path())
             .current_dir("/")
-            .args(args)
-            .args(["--json", "--source"])
-            .arg(repo("examples/sessions"))
-            .arg("--index-dir")
-            .arg(dir.path())
+            .arg("--json")
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{args:?}");
@@ -477,6 +484,27 @@ fn an_empty_answer_says_where_it_looked() {
         let (_, err) = run(args, "/");
         assert_eq!(err, "", "{args:?}");
     }
+}
+
+/// `index` says what one sync did, in words: counts, the bytes read and the time, then the
+/// coverage.
+#[test]
+fn index_prints_what_the_sync_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = |expect: &str| {
+        let out = over_examples(&["index"], dir.path()).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        let (head, time) = lines[0].split_once(" read in ").unwrap();
+        assert_eq!(head, expect, "{text}");
+        let secs = time.strip_suffix(" s").unwrap();
+        assert!(secs.parse::<f64>().is_ok_and(|s| s >= 0.0), "{text}");
+        assert_eq!(lines[1], "4/4 sessions indexed", "{text}");
+    };
+    index("4 indexed, 0 reused, 0 removed, 0 failed; 13.3 KB");
+    index("0 indexed, 4 reused, 0 removed, 0 failed; 0 bytes");
 }
 
 /// `sessions` with the filters of a `sessions` request: they combine with AND, keep the list's
