@@ -1152,15 +1152,31 @@ fn write_catalog(
             );
         }
     }
-    let bytes = match catalog_bytes(store, branches, old, candidates, entries) {
-        Ok(bytes) => bytes,
+    let mut build = || match catalog_bytes(store, branches, old, candidates, entries) {
+        Ok(bytes) => Ok(bytes),
         // The old catalog passed its checksum but its maps could not be carried over: every
         // session's part comes from its index file (the builder left every entry `File`).
-        Err(_) if old.is_some() => catalog_bytes(store, branches, None, candidates, entries)?,
-        Err(e) => return Err(e),
+        Err(_) if old.is_some() => catalog_bytes(store, branches, None, candidates, entries),
+        Err(e) => Err(e),
     };
-    // The session files this sync wrote, durable before the catalog that refers to them.
-    store.commit(branches).map_err(|e| core_error(&e))?;
+    // The session files this sync wrote are made durable before the catalog that refers to
+    // them is written. The flush (mostly waiting on the device: 25 ms of a 200 MB build's
+    // 0.6 s) runs on a thread of its own while the catalog is built.
+    let commit = || store.commit(branches).map_err(|e| core_error(&e));
+    let (bytes, committed) = std::thread::scope(|s| {
+        let flush = std::thread::Builder::new().spawn_scoped(s, commit);
+        let bytes = build();
+        let committed = match flush {
+            Ok(h) => h
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: the flush runs here.
+            Err(_) => commit(),
+        };
+        (bytes, committed)
+    });
+    let bytes = bytes?;
+    committed?;
     store
         .write(branches, FileKind::Catalog, "", &bytes)
         .map_err(|e| core_error(&e))?;
