@@ -739,9 +739,9 @@ impl CatalogBuilder {
         self.p.strings = std::mem::take(&mut self.st.bytes);
         self.p.string_offsets = std::mem::take(&mut self.st.offsets);
         let _ = self.branches;
-        Ok(format::seal(
+        Ok(format::seal_in_place(
             FileKind::Catalog,
-            &format::to_payload(&self.p)?,
+            format::to_sealable(&self.p)?,
         ))
     }
 }

@@ -386,7 +386,10 @@ impl Parts<'_> {
     /// file records only how many terms it has.
     fn file(&self, vocab: &TermList, tuples: usize) -> Result<Aligned> {
         let p = self.payload(vocab, tuples)?;
-        Ok(format::seal(FileKind::Cold, &format::to_payload(&p)?))
+        Ok(format::seal_in_place(
+            FileKind::Cold,
+            format::to_sealable(&p)?,
+        ))
     }
 }
 

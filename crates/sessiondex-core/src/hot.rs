@@ -556,7 +556,7 @@ fn seal_with_size(p: &mut HotPayload, summary: &mut SessionSummary) -> Result<Al
     p.summary = SummaryRaw::from(&*summary);
     let (file, size) = format::seal_sized::<ArchivedHotPayload>(
         FileKind::Hot,
-        format::to_payload(p)?,
+        format::to_sealable(p)?,
         std::mem::offset_of!(ArchivedHotPayload, summary),
     )?;
     summary.cache_bytes = size;
