@@ -916,17 +916,13 @@ const MAX_CLASS_SCAN: u32 = 256;
 /// (ascending). On text without them (normalized text, the lowercased terms of a
 /// vocabulary, most other text) both match the same.
 fn drop_unnormalized(hir: &Hir) -> Option<(Hir, Vec<char>)> {
-    fn go(hir: &Hir, dropped: &mut Vec<char>) -> Hir {
-        match hir.kind() {
-            HirKind::Class(Class::Unicode(c)) => match narrow_class(c, dropped) {
-                Some(n) => Hir::class(Class::Unicode(n)),
-                None => hir.clone(),
-            },
-            _ => with_children(hir, &mut |h| go(h, dropped)),
-        }
-    }
     let mut dropped = Vec::new();
-    let out = go(hir, &mut dropped);
+    let out = rewrite_leaves(hir, &mut |leaf| match leaf.kind() {
+        HirKind::Class(Class::Unicode(c)) => {
+            narrow_class(c, &mut dropped).map(|n| Hir::class(Class::Unicode(n)))
+        }
+        _ => None,
+    })?;
     (!dropped.is_empty()).then_some((out, dropped))
 }
 
@@ -994,57 +990,84 @@ fn with_children(hir: &Hir, f: &mut impl FnMut(&Hir) -> Hir) -> Hir {
     }
 }
 
+/// `hir` with `leaf` applied to each of its literals and classes (`None`: that leaf is
+/// unchanged); `None` when no leaf changes. Only the nodes above a changed leaf are rebuilt.
+fn rewrite_leaves(hir: &Hir, leaf: &mut dyn FnMut(&Hir) -> Option<Hir>) -> Option<Hir> {
+    fn many(v: &[Hir], leaf: &mut dyn FnMut(&Hir) -> Option<Hir>) -> Option<Vec<Hir>> {
+        let mut out: Option<Vec<Hir>> = None;
+        for (k, h) in v.iter().enumerate() {
+            match (rewrite_leaves(h, leaf), &mut out) {
+                (Some(new), Some(out)) => out.push(new),
+                (Some(new), None) => {
+                    let mut start = v[..k].to_vec();
+                    start.push(new);
+                    out = Some(start);
+                }
+                (None, Some(out)) => out.push(h.clone()),
+                (None, None) => {}
+            }
+        }
+        out
+    }
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => None,
+        HirKind::Literal(_) | HirKind::Class(_) => leaf(hir),
+        HirKind::Repetition(r) => rewrite_leaves(&r.sub, leaf).map(|sub| {
+            Hir::repetition(Repetition {
+                min: r.min,
+                max: r.max,
+                greedy: r.greedy,
+                sub: Box::new(sub),
+            })
+        }),
+        HirKind::Capture(c) => rewrite_leaves(&c.sub, leaf).map(|sub| {
+            Hir::capture(Capture {
+                index: c.index,
+                name: c.name.clone(),
+                sub: Box::new(sub),
+            })
+        }),
+        HirKind::Concat(v) => many(v, leaf).map(Hir::concat),
+        HirKind::Alternation(v) => many(v, leaf).map(Hir::alternation),
+    }
+}
+
 /// `hir` with every literal and class closed under simple case folding (a literal
 /// character with other cases becomes the class of them); `None` when nothing changes, as
 /// for any pattern parsed case-insensitively without `(?-i)`.
 fn fold_case(hir: &Hir) -> Option<Hir> {
-    fn literal(bytes: &[u8], changed: &mut bool) -> Hir {
-        let Ok(s) = std::str::from_utf8(bytes) else {
-            return Hir::literal(bytes.to_vec());
-        };
+    fn literal(bytes: &[u8]) -> Option<Hir> {
+        let s = std::str::from_utf8(bytes).ok()?;
+        let mut changed = false;
         let parts = s
             .chars()
             .map(|c| {
                 let one = ClassUnicode::new([ClassUnicodeRange::new(c, c)]);
                 let mut folded = one.clone();
                 if folded.try_case_fold_simple().is_ok() && folded != one {
-                    *changed = true;
+                    changed = true;
                     Hir::class(Class::Unicode(folded))
                 } else {
                     Hir::literal(c.encode_utf8(&mut [0; 4]).as_bytes().to_vec())
                 }
             })
             .collect();
-        Hir::concat(parts)
+        changed.then(|| Hir::concat(parts))
     }
-    fn go(hir: &Hir, changed: &mut bool) -> Hir {
-        match hir.kind() {
-            HirKind::Literal(l) => literal(&l.0, changed),
-            HirKind::Class(Class::Unicode(c)) => {
-                let mut folded = c.clone();
-                if folded.try_case_fold_simple().is_ok() && folded != *c {
-                    *changed = true;
-                    Hir::class(Class::Unicode(folded))
-                } else {
-                    hir.clone()
-                }
-            }
-            HirKind::Class(Class::Bytes(c)) => {
-                let mut folded = c.clone();
-                folded.case_fold_simple();
-                if folded == *c {
-                    hir.clone()
-                } else {
-                    *changed = true;
-                    Hir::class(Class::Bytes(folded))
-                }
-            }
-            _ => with_children(hir, &mut |h| go(h, changed)),
+    rewrite_leaves(hir, &mut |leaf| match leaf.kind() {
+        HirKind::Literal(l) => literal(&l.0),
+        HirKind::Class(Class::Unicode(c)) => {
+            let mut folded = c.clone();
+            (folded.try_case_fold_simple().is_ok() && folded != *c)
+                .then(|| Hir::class(Class::Unicode(folded)))
         }
-    }
-    let mut changed = false;
-    let out = go(hir, &mut changed);
-    changed.then_some(out)
+        HirKind::Class(Class::Bytes(c)) => {
+            let mut folded = c.clone();
+            folded.case_fold_simple();
+            (folded != *c).then(|| Hir::class(Class::Bytes(folded)))
+        }
+        _ => None,
+    })
 }
 
 /// `text` with its ASCII letters lowered (every byte where it was), borrowed when it has no
@@ -1065,57 +1088,65 @@ fn ascii_lowered(text: &str) -> Cow<'_, str> {
 /// text whose ASCII letters are lowercase both match the same. `None` when no class changes
 /// or a capital stands alone.
 fn drop_ascii_capitals(hir: &Hir) -> Option<Hir> {
-    fn holds(c: &ClassUnicode, ch: char) -> bool {
-        c.ranges().iter().any(|r| r.start() <= ch && ch <= r.end())
-    }
-    fn holds_byte(c: &ClassBytes, b: u8) -> bool {
-        c.ranges().iter().any(|r| r.start() <= b && b <= r.end())
-    }
-    fn go(hir: &Hir, changed: &mut bool, closed: &mut bool) -> Hir {
-        match hir.kind() {
-            HirKind::Literal(l) => {
-                if l.0.iter().any(u8::is_ascii_uppercase) {
-                    *closed = false;
-                }
-                hir.clone()
+    /// The letters of `A`-`Z` (bit 0: `A`) and of `a`-`z` (bit 0: `a`) in the ranges.
+    fn letters(ranges: impl Iterator<Item = (u32, u32)>) -> (u32, u32) {
+        let span = |(start, end): (u32, u32), base: u32| {
+            let (lo, hi) = (start.max(base), end.min(base + 25));
+            if lo > hi {
+                0
+            } else {
+                ((1u64 << (hi - base + 1)) - (1u64 << (lo - base))) as u32
             }
+        };
+        ranges.fold((0, 0), |(caps, lows), r| {
+            (
+                caps | span(r, u32::from(b'A')),
+                lows | span(r, u32::from(b'a')),
+            )
+        })
+    }
+    let mut closed = true;
+    let out = rewrite_leaves(hir, &mut |leaf| {
+        let (caps, lows) = match leaf.kind() {
+            HirKind::Literal(l) => {
+                closed &= !l.0.iter().any(u8::is_ascii_uppercase);
+                return None;
+            }
+            HirKind::Class(Class::Unicode(c)) => letters(
+                c.ranges()
+                    .iter()
+                    .map(|r| (u32::from(r.start()), u32::from(r.end()))),
+            ),
+            HirKind::Class(Class::Bytes(c)) => letters(
+                c.ranges()
+                    .iter()
+                    .map(|r| (u32::from(r.start()), u32::from(r.end()))),
+            ),
+            _ => return None,
+        };
+        if caps == 0 {
+            return None;
+        }
+        if caps & !lows != 0 {
+            // A capital without its lowercase.
+            closed = false;
+            return None;
+        }
+        Some(match leaf.kind() {
             HirKind::Class(Class::Unicode(c)) => {
-                let capitals: Vec<char> = ('A'..='Z').filter(|&ch| holds(c, ch)).collect();
-                if capitals.is_empty() {
-                    return hir.clone();
-                }
-                if !capitals.iter().all(|ch| holds(c, ch.to_ascii_lowercase())) {
-                    *closed = false;
-                    return hir.clone();
-                }
                 let mut narrow = c.clone();
                 narrow.difference(&ClassUnicode::new([ClassUnicodeRange::new('A', 'Z')]));
-                *changed = true;
                 Hir::class(Class::Unicode(narrow))
             }
             HirKind::Class(Class::Bytes(c)) => {
-                let capitals: Vec<u8> = (b'A'..=b'Z').filter(|&b| holds_byte(c, b)).collect();
-                if capitals.is_empty() {
-                    return hir.clone();
-                }
-                if !capitals
-                    .iter()
-                    .all(|b| holds_byte(c, b.to_ascii_lowercase()))
-                {
-                    *closed = false;
-                    return hir.clone();
-                }
                 let mut narrow = c.clone();
                 narrow.difference(&ClassBytes::new([ClassBytesRange::new(b'A', b'Z')]));
-                *changed = true;
                 Hir::class(Class::Bytes(narrow))
             }
-            _ => with_children(hir, &mut |h| go(h, changed, closed)),
-        }
-    }
-    let (mut changed, mut closed) = (false, true);
-    let out = go(hir, &mut changed, &mut closed);
-    (changed && closed).then_some(out)
+            _ => return None,
+        })
+    });
+    out.filter(|_| closed)
 }
 
 /// Rewrites Unicode word-boundary assertions to their ASCII forms.
@@ -1337,6 +1368,47 @@ mod tests {
             'A', 'C',
         )])));
         assert!(drop_ascii_capitals(&one_case).is_none());
+        // Capitals met in ranges that hold them partly ([K-c] holds `K`-`Z` and `a`-`c`: not
+        // closed; [A-z] holds all) and in a byte class.
+        let class = |a: char, b: char| {
+            Hir::class(Class::Unicode(ClassUnicode::new([ClassUnicodeRange::new(
+                a, b,
+            )])))
+        };
+        assert!(drop_ascii_capitals(&class('K', 'c')).is_none());
+        assert_eq!(
+            drop_ascii_capitals(&class('A', 'z')),
+            Some(Hir::class(Class::Unicode(ClassUnicode::new([
+                ClassUnicodeRange::new('[', 'z')
+            ]))))
+        );
+        let bytes = Hir::class(Class::Bytes(ClassBytes::new([
+            ClassBytesRange::new(b'Q', b'Q'),
+            ClassBytesRange::new(b'q', b'q'),
+        ])));
+        assert_eq!(
+            drop_ascii_capitals(&bytes),
+            Some(Hir::class(Class::Bytes(ClassBytes::new([
+                ClassBytesRange::new(b'q', b'q')
+            ]))))
+        );
+    }
+
+    /// A rewrite rebuilds only what is above a changed leaf, and gives `None` when no leaf
+    /// changes: in `a|(?:[Bb]x)+`, folding case changes only `a`.
+    #[test]
+    fn rewrites_keep_unchanged_parts() {
+        let p = |s: &str| syntax::parse_with(s, &syntax::Config::new()).unwrap();
+        let hir = p("a|(?:[Bb]x)+");
+        let HirKind::Alternation(parts) = fold_case(&hir).unwrap().into_kind() else {
+            panic!("not an alternation");
+        };
+        assert_eq!(parts[0], p("[Aa]"));
+        assert_eq!(parts[1], p("(?:[Bb][Xx])+"));
+        assert_eq!(fold_case(&p("(?i)a|(?:[Bb]x)+")), None);
+        assert_eq!(drop_unnormalized(&p("a|(?:[Bb]x)+")), None);
+        let kept = p("0|(?:9x)+");
+        assert_eq!(rewrite_leaves(&kept, &mut |_| None), None);
     }
 
     /// The literal look before the DFA never turns a term away that the DFA matches: every
