@@ -407,9 +407,17 @@ impl Folded {
             })?;
         }
         let n = terms.len();
-        // The distinct terms in byte order; `rank[id]` is a term's ordinal.
-        let mut order: Vec<u32> = (0..format::to_u32(n)?).collect();
-        order.sort_unstable_by(|&a, &b| terms.get(a).cmp(terms.get(b)));
+        // The distinct terms in byte order; `rank[id]` is a term's ordinal. Sorted with each
+        // term's first 8 bytes as a number beside it, so that most comparisons are of two
+        // words and only equal ones read the terms.
+        let mut keyed: Vec<(u64, &[u8], u32)> = (0..format::to_u32(n)?)
+            .map(|id| {
+                let t = terms.get(id);
+                (crate::terms::sort_key(t), t, id)
+            })
+            .collect();
+        crate::terms::sort_keyed(&mut keyed);
+        let order: Vec<u32> = keyed.into_iter().map(|(_, _, id)| id).collect();
         let mut rank = vec![0u32; n];
         for (r, &id) in order.iter().enumerate() {
             rank[id as usize] = r as u32;

@@ -421,7 +421,7 @@ impl TermCollector {
     pub(crate) fn sorted_with_ids(&self) -> Vec<(&[u8], u32)> {
         let mut keyed: Vec<(u64, &[u8], u32)> = Vec::with_capacity(self.ends.len());
         keyed.extend(self.terms().zip(0u32..).map(|(t, id)| (sort_key(t), t, id)));
-        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+        sort_keyed(&mut keyed);
         keyed.into_iter().map(|(_, t, id)| (t, id)).collect()
     }
 
@@ -446,9 +446,15 @@ impl TermCollector {
     }
 }
 
+/// Terms numbered and keyed by [`sort_key`], sorted in byte order: most comparisons are one
+/// of two words, and only equal keys compare the bytes.
+pub(crate) fn sort_keyed(keyed: &mut [(u64, &[u8], u32)]) {
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+}
+
 /// A term's first 8 bytes as a big-endian number (zero-padded): the order of the numbers is
 /// the terms' byte order wherever they differ.
-fn sort_key(t: &[u8]) -> u64 {
+pub(crate) fn sort_key(t: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     let n = t.len().min(8);
     b[..n].copy_from_slice(&t[..n]);
