@@ -87,8 +87,9 @@ fn stats(mut samples: Vec<f64>, hits: u64) -> ClassStats {
     }
 }
 
-/// Runs one system in this process: build under `work`, then every query `reps` times after
-/// one warm-up run.
+/// Runs one system in this process: `rounds` builds, each by a new instance into a directory
+/// of its own under `work` (`work` itself for one), then every query `reps` times after one
+/// warm-up run over the last. The build time reported is the median of the rounds.
 ///
 /// # Errors
 ///
@@ -98,24 +99,48 @@ pub fn run_system(
     corpus: &Path,
     work: &Path,
     reps: usize,
+    rounds: usize,
 ) -> anyhow::Result<SystemResult> {
     let queries = QueryFile::load(&corpus.join("queries.json"))?;
     let bytes = corpus_bytes(corpus);
-    let mut sys = systems::make(name)?;
     let reps = if name == "ripgrep" {
         reps.clamp(1, 3)
     } else {
         reps.max(1)
     };
-    let t = Instant::now();
-    sys.build(corpus, work)?;
+    let rounds = rounds.max(1);
+    let mut samples = Vec::with_capacity(rounds);
+    let mut built = None;
+    for round in 0..rounds {
+        let dir = if rounds == 1 {
+            work.to_path_buf()
+        } else {
+            // Kept until `compare` removes `work`: see the note there on deleted inodes.
+            work.join(format!("round-{round}"))
+        };
+        std::fs::create_dir_all(&dir)?;
+        // The previous round's instance is dropped first: one index held at a time.
+        drop(built.take());
+        let mut sys = systems::make(name)?;
+        let t = Instant::now();
+        sys.build(corpus, &dir)?;
+        samples.push(t.elapsed().as_secs_f64());
+        built = Some((sys, dir));
+    }
+    let (mut sys, dir) = built.context("no build ran")?;
+    let round_seconds: Vec<f64> = samples
+        .iter()
+        .map(|s| (s * 1000.0).round() / 1000.0)
+        .collect();
+    samples.sort_by(f64::total_cmp);
     // A system without an index (ripgrep) only checked that it can run: no build to report.
     let build_seconds = if sys.builds_index() {
-        t.elapsed().as_secs_f64()
+        percentile(&samples, 0.5)
     } else {
         0.0
     };
     sys.after_build()?;
+    let work = dir.as_path();
     let index_bytes = sys.index_bytes(work);
     let mut per_class: BTreeMap<String, (Vec<f64>, u64)> = BTreeMap::new();
     let mut query_hits = BTreeMap::new();
@@ -149,7 +174,13 @@ pub fn run_system(
         peak_rss_bytes: peak_rss_bytes(),
         queries: classes,
         query_hits,
-        extra: sys.extra(),
+        extra: {
+            let mut extra = sys.extra();
+            if rounds > 1 && build_seconds > 0.0 {
+                extra.insert("buildRoundSeconds".into(), json!(round_seconds));
+            }
+            extra
+        },
     })
 }
 
@@ -164,6 +195,8 @@ pub struct CompareOptions {
     pub systems: Vec<String>,
     /// Timed runs per query.
     pub reps: usize,
+    /// Builds per system; the median is reported (`buildRoundSeconds` lists each).
+    pub build_rounds: usize,
 }
 
 /// The whole comparison: `{"corpusBytes", "systems": {...}}` plus the text report.
@@ -216,6 +249,8 @@ pub fn compare(exe: &Path, opts: &CompareOptions) -> anyhow::Result<Comparison> 
             .arg(&work)
             .arg("--reps")
             .arg(opts.reps.to_string())
+            .arg("--build-rounds")
+            .arg(opts.build_rounds.to_string())
             .stderr(Stdio::inherit())
             .output()
             .with_context(|| format!("running {name}"))?;

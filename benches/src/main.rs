@@ -53,6 +53,10 @@ enum Cmd {
         /// Timed runs per query (ripgrep: at most 3).
         #[arg(long, default_value_t = 20)]
         reps: usize,
+        /// Builds per system, each into a new directory: `buildSeconds` is their median and
+        /// `buildRoundSeconds` lists each (on a shared host one build can be far off).
+        #[arg(long, default_value_t = 1)]
+        build_rounds: usize,
         /// Scratch directory for the indexes (default: <corpus>.work).
         #[arg(long)]
         work: Option<PathBuf>,
@@ -105,6 +109,8 @@ enum Cmd {
         work: PathBuf,
         #[arg(long, default_value_t = 20)]
         reps: usize,
+        #[arg(long, default_value_t = 1)]
+        build_rounds: usize,
     },
 }
 
@@ -145,6 +151,7 @@ fn main() -> anyhow::Result<()> {
             json,
             systems,
             reps,
+            build_rounds,
             work,
         } => {
             let exe = std::env::current_exe().context("locating this binary")?;
@@ -160,6 +167,7 @@ fn main() -> anyhow::Result<()> {
                     work,
                     systems,
                     reps,
+                    build_rounds,
                 },
             )?;
             if json {
@@ -235,8 +243,9 @@ fn main() -> anyhow::Result<()> {
             corpus,
             work,
             reps,
+            build_rounds,
         } => {
-            let r = run_system(&name, &corpus, &work, reps)?;
+            let r = run_system(&name, &corpus, &work, reps, build_rounds)?;
             println!("{}", serde_json::to_string(&r)?);
         }
     }

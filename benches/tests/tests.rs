@@ -74,6 +74,27 @@ fn another_seed_another_corpus() {
     assert!(files(&tmp.path().join("a")) != files(&tmp.path().join("b")));
 }
 
+/// `compare --json --reps 1` over `corpus` with `args`, run through the binary as a user runs
+/// it (each system in a child process of its own): the JSON report and the text on stderr.
+fn compare_json(
+    corpus: &std::path::Path,
+    work: &std::path::Path,
+    args: &[&str],
+) -> (serde_json::Value, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondex-bench"))
+        .args(["compare", "--json", "--reps", "1"])
+        .args(args)
+        .arg("--corpus")
+        .arg(corpus)
+        .arg("--work")
+        .arg(work)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{text}");
+    (serde_json::from_slice(&out.stdout).unwrap(), text)
+}
+
 /// `compare --json` prints the report the issue names, which scripts read: `corpusBytes` and
 /// one key per system (`null` when it did not run), each run system with its build figures and
 /// every query class's latencies and hits; the default tiers nest under `sessiondex`. Run
@@ -83,21 +104,11 @@ fn compare_json_has_the_documented_shape() {
     let tmp = tempfile::tempdir().unwrap();
     let corpus = tmp.path().join("corpus");
     let report = generate(&GenOptions::new(corpus.clone(), 256 << 10, 3)).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondex-bench"))
-        .args(["compare", "--json", "--reps", "1"])
-        .args(["--systems", "sessiondex,sessiondex_default_tiers"])
-        .arg("--corpus")
-        .arg(&corpus)
-        .arg("--work")
-        .arg(tmp.path().join("work"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (json, text) = compare_json(
+        &corpus,
+        &tmp.path().join("work"),
+        &["--systems", "sessiondex,sessiondex_default_tiers"],
     );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["corpusBytes"], serde_json::json!(report.bytes));
     let systems = json["systems"].as_object().unwrap();
     let mut keys: Vec<&str> = systems.keys().map(String::as_str).collect();
@@ -165,10 +176,61 @@ fn compare_json_has_the_documented_shape() {
     // and the negative controls hold planted queries only.
     assert!(checked >= 7, "{checked} classes checked");
     // The table and the explanations of differing counts go to stderr.
-    let text = String::from_utf8_lossy(&out.stderr);
     assert!(
         text.contains("sdx(hot)") && text.contains("sdx(tiers)"),
         "{text}"
     );
     assert!(text.contains("Why counts differ:"), "{text}");
+}
+
+/// `--build-rounds N` builds each system N times, each into a new directory: `buildSeconds` is
+/// the median of the rounds, listed in `buildRoundSeconds`, and the queries run over the last
+/// build (the same hits as one round). One round reports no list. The work directory is
+/// removed after.
+#[test]
+fn build_rounds_report_their_median() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = tmp.path().join("corpus");
+    generate(&GenOptions::new(corpus.clone(), 128 << 10, 5)).unwrap();
+    let run = |rounds: &str| {
+        let work = tmp.path().join(format!("work-{rounds}"));
+        let (json, _) = compare_json(
+            &corpus,
+            &work,
+            &[
+                "--build-rounds",
+                rounds,
+                "--systems",
+                "sessiondex_default_tiers",
+            ],
+        );
+        assert!(!work.join("sessiondex_default_tiers").exists(), "{rounds}");
+        json["systems"]["sessiondex"]["defaultTiers"].clone()
+    };
+    let three = run("3");
+    let rounds: Vec<f64> = three["buildRoundSeconds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(rounds.len(), 3);
+    let mut sorted = rounds.clone();
+    sorted.sort_by(f64::total_cmp);
+    assert_eq!(
+        three["buildSeconds"].as_f64(),
+        Some(sorted[1]),
+        "{rounds:?}"
+    );
+    let one = run("1");
+    assert!(one.get("buildRoundSeconds").is_none());
+    let hits = |s: &serde_json::Value| {
+        s["queries"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(c, q)| (c.clone(), q["hits"].clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(hits(&three), hits(&one));
 }
