@@ -56,6 +56,9 @@ fuzz-smoke:
 # ripgrep (`apt-get install -y ripgrep`).
 .PHONY: bench bench-check
 BENCH_SIZE ?= 200MB
+# Builds per system in `compare`; the median is reported (one build on a shared host can be
+# 10-15% off another of the same code).
+BENCH_ROUNDS ?= 5
 BENCH_CORPUS := target/bench-corpus
 BENCH := $(CARGO) run --release -q -p sessiondex-bench --features peers --
 
@@ -76,7 +79,7 @@ relevance:
 bench:
 	rm -rf $(BENCH_CORPUS)
 	$(BENCH) gen --out $(BENCH_CORPUS) --size $(BENCH_SIZE) --seed 42
-	$(BENCH) compare --corpus $(BENCH_CORPUS)
+	$(BENCH) compare --corpus $(BENCH_CORPUS) --build-rounds $(BENCH_ROUNDS)
 
 # Python bindings (bindings/python): maturin and the test tools from PyPI in a venv under target/,
 # the wheel built and installed there, then its pytest suite (tests/). pytest's exit code 5 (no
