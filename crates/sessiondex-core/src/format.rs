@@ -673,8 +673,10 @@ mod tests {
     }
 
     /// A payload serialized after the header's room is the payload serialized alone, byte
-    /// for byte (alignment padding included), and sealing it in place gives the file that
-    /// sealing a copy gives. (`compat` checks the same for every file kind's builder.)
+    /// for byte (alignment padding included), and sealing it in place lays out the envelope
+    /// field by field: magic, version, endianness mark, header length, schema fingerprint,
+    /// payload length, then the payload, its checksum and the total length. (`compat` checks
+    /// every file kind's builder against committed files.)
     #[test]
     fn a_payload_sealed_in_place_is_the_payload_sealed_alone() {
         let value: (u8, Vec<u64>, String, Vec<u16>) =
@@ -682,10 +684,21 @@ mod tests {
         let alone = to_payload(&value).unwrap();
         let sealable = to_sealable(&value).unwrap();
         assert_eq!(&sealable[HEADER_LEN..], alone.as_slice());
-        let in_place = seal_in_place(FileKind::Cold, sealable);
-        assert_eq!(in_place.as_slice(), seal(FileKind::Cold, &alone).as_slice());
-        let r = unseal(FileKind::Cold, &in_place).unwrap();
-        assert_eq!(&in_place[r], alone.as_slice());
+        let file = seal_in_place(FileKind::Cold, sealable);
+        let mut want = Vec::new();
+        want.extend_from_slice(&FileKind::Cold.magic());
+        want.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        want.extend_from_slice(&ENDIAN_MARK);
+        want.extend_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+        want.extend_from_slice(&FileKind::Cold.schema_fingerprint().to_le_bytes());
+        want.extend_from_slice(&(alone.len() as u64).to_le_bytes());
+        want.extend_from_slice(&alone);
+        let sum = xxh3_64(&want);
+        want.extend_from_slice(&sum.to_le_bytes());
+        want.extend_from_slice(&((want.len() + 8) as u64).to_le_bytes());
+        assert_eq!(file.as_slice(), want.as_slice());
+        let r = unseal(FileKind::Cold, &file).unwrap();
+        assert_eq!(&file[r], alone.as_slice());
     }
 
     #[test]
