@@ -11,6 +11,7 @@
 //! add their totals to the BM25 statistics, so the page equals a scan of every session
 //! (`prefilter_tests`).
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -204,7 +205,7 @@ struct Search<'a> {
     /// that pass the structural filters (the first [`MAX_STRUCTURAL_ENTRIES`]).
     cold_structural: Vec<(usize, Vec<u32>)>,
     /// What the cold sessions' vocabularies hold.
-    cold_terms: ColdTerms,
+    cold_terms: ColdTerms<'a>,
     highlight: BTreeSet<String>,
     budget: HaystackBudget,
     regex_stopped: bool,
@@ -230,9 +231,9 @@ struct Search<'a> {
     /// left out adds nothing to the BM25 statistics (not its totals).
     filtered: bool,
     /// The regex terms the narrowing pass found, reused by the cold pass.
-    regex_terms: Option<RegexTerms>,
+    regex_terms: Option<RegexTerms<'a>>,
     /// The phrase notes the narrowing pass made, reused by the cold pass.
-    phrase_terms: Option<ColdTerms>,
+    phrase_terms: Option<ColdTerms<'a>>,
     /// Per hot session, the terms ending with a phrase's first token and those beginning
     /// with its last, from the narrowing pass.
     phrase_first: Option<PhraseTerms>,
@@ -720,7 +721,10 @@ fn fast_totals_allowed() -> bool {
 /// the BM25 statistics, so it need not be opened. `None` when every session must be searched
 /// (no catalog, no terms, a fuzzy expansion cut by its cap, phrase or regex, entry filters,
 /// field groups).
-fn candidate_sessions(s: &mut Search<'_>, index: &Index) -> Result<Option<Vec<bool>>, Error> {
+fn candidate_sessions<'a>(
+    s: &mut Search<'a>,
+    index: &'a Index,
+) -> Result<Option<Vec<bool>>, Error> {
     #[cfg(test)]
     if prefilter_tests::EXHAUSTIVE.with(std::cell::Cell::get) {
         return Ok(None);
@@ -962,11 +966,11 @@ fn structural_sessions(
 /// one character whose lowercase is two characters, `İ` (`i` and U+0307), can change word
 /// boundaries: sessions with a term holding U+0307 are always searched. Any other regex is not
 /// narrowed. Costs one pass over the merged vocabulary.
-fn regex_sessions(
-    index: &Index,
+fn regex_sessions<'a>(
+    index: &'a Index,
     cat: &sessiondex_core::catalog::Catalog<crate::index::Bytes>,
     re: &CompiledRegex,
-) -> Result<Option<(Vec<bool>, RegexTerms, RegexHot)>, Error> {
+) -> Result<Option<(Vec<bool>, RegexTerms<'a>, RegexHot)>, Error> {
     if re.can_span_tokens() || re.is_match_term(b"") {
         return Ok(None);
     }
@@ -1002,7 +1006,7 @@ fn regex_sessions(
                 // cost memory; every session is searched as without the catalog.
                 return Ok(None);
             }
-            found.push((end - last_end, term_string(term), ord));
+            found.push((end - last_end, term_str(term), ord));
             last_end = end;
         }
         let dotted = list.dotted().binary_search(&k).is_ok();
@@ -1029,13 +1033,12 @@ fn regex_sessions(
     Ok(Some((out, (found, total - last_end), hot)))
 }
 
-/// A term of the merged vocabulary as a string. Terms are UTF-8, so the plain check (much
-/// cheaper than the lossy copy's scan by chunks) is all it takes but on damage.
-fn term_string(term: &[u8]) -> String {
-    std::str::from_utf8(term).map_or_else(
-        |_| String::from_utf8_lossy(term).into_owned(),
-        str::to_owned,
-    )
+/// A term of the merged vocabulary as a string, borrowed from the vocabulary: terms are
+/// UTF-8, so the plain check (much cheaper than the lossy copy's scan by chunks) is all it
+/// takes but on damage. A regex's matching terms are kept so (a copy of each was 5% of a
+/// prefix regex's call); only a page's hits copy theirs.
+fn term_str(term: &[u8]) -> Cow<'_, str> {
+    std::str::from_utf8(term).map_or_else(|_| String::from_utf8_lossy(term), Cow::Borrowed)
 }
 
 /// A map keyed by catalog position, whose keys no caller chooses: natively hashed by a
@@ -1095,7 +1098,7 @@ const REGEX_NARROW_TERMS: usize = 50_000;
 /// Terms of the merged vocabulary a regex matches, each with the term bytes streamed since
 /// the previous one (itself included), and the bytes after the last: what the cold pass over
 /// the same terms would have read, charged to the haystack budget in the same order.
-type RegexTerms = (Vec<(usize, String, u64)>, usize);
+type RegexTerms<'a> = (Vec<(usize, Cow<'a, str>, u64)>, usize);
 
 /// Inside a hot shard, the entries (ascending) that can hold an ASCII phrase of two or more
 /// tokens (the rule of [`phrase_cold_terms`] applied to the shard's postings; the first
@@ -1912,7 +1915,7 @@ impl Search<'_> {
                         Some(regex_entries(
                             shard,
                             ids.iter().filter_map(|&k| {
-                                let t = found.get(k as usize)?.1.as_str();
+                                let t: &str = &found.get(k as usize)?.1;
                                 let n = if by_terms {
                                     let n = matches.get_mut(k as usize)?;
                                     if *n == 0 {
@@ -2009,8 +2012,8 @@ impl Search<'_> {
 /// notes every session of the catalog, so a note is three integers, not a map entry with
 /// strings of its own.
 #[derive(Debug, Default)]
-struct ColdTerms {
-    names: Vec<String>,
+struct ColdTerms<'a> {
+    names: Vec<Cow<'a, str>>,
     ids: HashMap<String, u32>,
     /// In the order noted until [`ColdTerms::seal`], then by session (stable).
     notes: Vec<(u32, u32, u32)>,
@@ -2020,7 +2023,7 @@ struct ColdTerms {
     starts: Vec<usize>,
 }
 
-impl ColdTerms {
+impl<'a> ColdTerms<'a> {
     /// The id of `term`'s text.
     fn name(&mut self, term: &str) -> u32 {
         if let Some(&id) = self.ids.get(term) {
@@ -2028,14 +2031,14 @@ impl ColdTerms {
         }
         #[allow(clippy::cast_possible_truncation)]
         let id = self.names.len() as u32;
-        self.names.push(term.to_owned());
+        self.names.push(Cow::Owned(term.to_owned()));
         self.ids.insert(term.to_owned(), id);
         id
     }
 
     /// The id of `term`, which no call before named: a literal query's terms (distinct), a
     /// regex's matching terms (each of the term list once). No lookup, no copy.
-    fn name_distinct(&mut self, term: String) -> u32 {
+    fn name_distinct(&mut self, term: Cow<'a, str>) -> u32 {
         #[allow(clippy::cast_possible_truncation)]
         let id = self.names.len() as u32;
         self.names.push(term);
@@ -2193,13 +2196,13 @@ impl ColdTerms {
             }
         }
         ids.iter()
-            .filter_map(|&i| self.names.get(i as usize).cloned())
+            .filter_map(|&i| self.names.get(i as usize).map(|n| n.clone().into_owned()))
             .collect()
     }
 }
 
 /// Which cold sessions' vocabularies hold what, from the catalog's merged term map.
-fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
+fn cold_terms<'a>(s: &mut Search<'a>, index: &'a Index) -> Result<ColdTerms<'a>, Error> {
     let mut out = ColdTerms::default();
     let Some(cat) = index.catalog() else {
         return Ok(out);
@@ -2224,7 +2227,7 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                     if l.is_empty() {
                         u32::MAX
                     } else {
-                        out.name_distinct(t.clone())
+                        out.name_distinct(Cow::Owned(t.clone()))
                     }
                 })
                 .collect();
@@ -2291,7 +2294,7 @@ fn cold_terms(s: &mut Search<'_>, index: &Index) -> Result<ColdTerms, Error> {
                     break;
                 }
                 if re.is_match_term(term) {
-                    let name = out.name_distinct(term_string(term));
+                    let name = out.name_distinct(term_str(term));
                     cat.each_session_at(ord, |sess| out.note(sess, 0, name))
                         .map_err(ce)?;
                 }
