@@ -1006,7 +1006,7 @@ fn regex_sessions<'a>(
                 // cost memory; every session is searched as without the catalog.
                 return Ok(None);
             }
-            found.push((end - last_end, term_str(term), ord));
+            found.push((end - last_end, list.get_str(k).unwrap_or_default(), ord));
             last_end = end;
         }
         let dotted = list.dotted().binary_search(&k).is_ok();

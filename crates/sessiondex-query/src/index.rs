@@ -7,6 +7,7 @@
 //! sees no difference: hydration, expansion and stale checks re-read the source bytes the
 //! backend holds.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -151,7 +152,12 @@ pub struct SessionTotals {
 /// 180 ns a term (10 ms for the 56,385 terms of 10,256 generated sessions).
 #[derive(Debug, Default)]
 pub struct TermList {
+    /// Every term's bytes, one after another, while the list is built and when they are not
+    /// all UTF-8 (a damaged catalog); else empty, and `text` holds them.
     bytes: Vec<u8>,
+    /// Every term's bytes as one string, once the list is built and found UTF-8
+    /// ([`TermList::seal`]): a term is then a slice of it, with no check of its own.
+    text: String,
     /// End of each term in `bytes`.
     ends: Vec<u32>,
     ords: Vec<u32>,
@@ -241,6 +247,24 @@ fn suffix_bucket(b: &[u8]) -> usize {
 }
 
 impl TermList {
+    /// Keeps the terms' bytes as one string when they are UTF-8 (checked once here, not per
+    /// term where a string is wanted).
+    fn seal(&mut self) {
+        match String::from_utf8(std::mem::take(&mut self.bytes)) {
+            Ok(text) => self.text = text,
+            Err(e) => self.bytes = e.into_bytes(),
+        }
+    }
+
+    /// Every term's bytes, one after another.
+    fn raw(&self) -> &[u8] {
+        if self.text.is_empty() {
+            &self.bytes
+        } else {
+            self.text.as_bytes()
+        }
+    }
+
     /// Every term, in byte order, with its ordinal in the catalog's term map.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());
@@ -249,7 +273,7 @@ impl TermList {
             .zip(&self.ords)
             .map(|((s, &e), &ord)| {
                 (
-                    self.bytes.get(s as usize..e as usize).unwrap_or_default(),
+                    self.raw().get(s as usize..e as usize).unwrap_or_default(),
                     u64::from(ord),
                 )
             })
@@ -266,10 +290,27 @@ impl TermList {
             *self.ends.get(k - 1)? as usize
         };
         Some((
-            self.bytes.get(start..end)?,
+            self.raw().get(start..end)?,
             u64::from(*self.ords.get(k)?),
             end,
         ))
+    }
+
+    /// Term `k` as a string: a slice of the sealed list's string, or its bytes checked (and
+    /// made valid, on damage); `None` past the end.
+    #[must_use]
+    pub fn get_str(&self, k: usize) -> Option<Cow<'_, str>> {
+        let end = *self.ends.get(k)? as usize;
+        let start = if k == 0 {
+            0
+        } else {
+            *self.ends.get(k - 1)? as usize
+        };
+        if let Some(t) = self.text.get(start..end).filter(|_| !self.text.is_empty()) {
+            return Some(Cow::Borrowed(t));
+        }
+        let b = self.raw().get(start..end)?;
+        Some(std::str::from_utf8(b).map_or_else(|_| String::from_utf8_lossy(b), Cow::Borrowed))
     }
 
     /// Positions (ascending, each once) of the terms holding one of `needles`: one search
@@ -313,7 +354,7 @@ impl TermList {
     fn each_match(&self, needle: &memchr::memmem::Finder<'_>, mut f: impl FnMut(usize, bool)) {
         let n = needle.needle().len();
         let mut pos = 0;
-        while let Some(i) = self.bytes.get(pos..).and_then(|b| needle.find(b)) {
+        while let Some(i) = self.raw().get(pos..).and_then(|b| needle.find(b)) {
             let at = pos + i;
             let k = self.ends.partition_point(|&e| e as usize <= at);
             if let Some(&end) = self.ends.get(k).filter(|&&end| at + n <= end as usize) {
@@ -839,6 +880,7 @@ impl Index {
                 list.ords.push(u32::try_from(ord).map_err(|_| big())?);
             }
         }
+        list.seal();
         Ok(self.term_list.get_or_init(|| list))
     }
 
@@ -1283,6 +1325,47 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::TermList;
+
+    /// A sealed list gives its terms as slices of one string, the same bytes as `get` (the
+    /// empty term and non-ASCII ones too), and searches as before; a list whose bytes are not
+    /// UTF-8 stays bytes, and its damaged term comes out made valid, the others as they are.
+    #[test]
+    fn sealed_terms_are_slices_of_one_string() {
+        let build = |terms: &[&[u8]]| {
+            let mut list = TermList::default();
+            for (k, t) in terms.iter().enumerate() {
+                list.bytes.extend_from_slice(t);
+                list.ends.push(u32::try_from(list.bytes.len()).unwrap());
+                list.ords.push(u32::try_from(k).unwrap());
+            }
+            list.seal();
+            list
+        };
+        let terms: [&[u8]; 5] = [
+            b"",
+            b"ab",
+            "d\u{e9}j\u{e0}".as_bytes(),
+            "\u{65e5}".as_bytes(),
+            b"zq",
+        ];
+        let list = build(&terms);
+        assert!(list.bytes.is_empty() && !list.text.is_empty());
+        for (k, t) in terms.iter().enumerate() {
+            let s = list.get_str(k).unwrap();
+            assert!(matches!(s, std::borrow::Cow::Borrowed(_)), "{k}");
+            assert_eq!(s.as_bytes(), *t);
+            assert_eq!(list.get(k).unwrap().0, *t);
+        }
+        assert!(list.get_str(terms.len()).is_none());
+        let zq = memchr::memmem::Finder::new("zq");
+        assert_eq!(list.holding(&[zq]), [4]);
+        let damaged = build(&[b"ab", b"c\xffd", b"zq"]);
+        assert!(damaged.text.is_empty());
+        assert_eq!(damaged.get_str(0).unwrap(), "ab");
+        assert_eq!(damaged.get_str(1).unwrap(), "c\u{fffd}d");
+        assert_eq!(damaged.get(1).unwrap().0, b"c\xffd");
+        assert_eq!(damaged.get_str(2).unwrap(), "zq");
+    }
 
     /// `holding` finds exactly the terms that hold a needle, the same as a search of each
     /// term: needles straddling two terms are not counted, overlapping ones are all found;
