@@ -1944,7 +1944,6 @@ impl Search<'_> {
                         break;
                     }
                     let e = shard.entry(i).ok_or_else(corrupt)?;
-                    let p = crate::fields::Parts::of(&e).map_err(ce)?;
                     // The matches the postings count, when they are the stored text's (the kept
                     // entries are ascending, among the candidates).
                     let skip = cand_left.partition_point(|&k| (k as usize) < i);
@@ -1954,23 +1953,29 @@ impl Search<'_> {
                         (Some(&k), Some(&n)) if k as usize == i => n,
                         _ => 0,
                     };
-                    let thinking = p.thinking.unwrap_or_default();
-                    if n > 0
-                        && n as usize <= MAX_SPANS
-                        && !e.truncated()
-                        && p.text_allowed(self.px.groups)
-                        && (p.thinking.is_none() || p.thinking_allowed(self.px.groups))
-                        && p.text.is_ascii()
-                        && thinking.is_ascii()
-                        && self.budget.fits(p.text.len() + thinking.len())
-                    {
-                        self.budget.charge(p.text.len());
-                        if p.thinking.is_some() {
-                            self.budget.charge(thinking.len());
+                    if n > 0 && n as usize <= MAX_SPANS && !e.truncated() {
+                        // ASCII bytes are UTF-8: the parts are read as bytes, and a text that
+                        // is not ASCII is read as text below.
+                        let g = self.px.groups;
+                        let text = e.text_bytes().map_err(ce)?;
+                        let thinking = e.thinking_bytes().map_err(ce)?;
+                        let think_len = thinking.map_or(0, <[u8]>::len);
+                        if g.contains(crate::request::FieldGroup::of_class(e.class().map_err(ce)?))
+                            && (thinking.is_none()
+                                || g.contains(crate::request::FieldGroup::Thinking))
+                            && text.is_ascii()
+                            && thinking.is_none_or(<[u8]>::is_ascii)
+                            && self.budget.fits(text.len() + think_len)
+                        {
+                            self.budget.charge(text.len());
+                            if thinking.is_some() {
+                                self.budget.charge(think_len);
+                            }
+                            found.push((i, n as usize, e.token_len(), weight(&e)?));
+                            continue;
                         }
-                        found.push((i, n as usize, e.token_len(), weight(&e)?));
-                        continue;
                     }
+                    let p = crate::fields::Parts::of(&e).map_err(ce)?;
                     let mut count = 0;
                     let texts = [
                         p.text_allowed(self.px.groups)
