@@ -1070,7 +1070,10 @@ fn regex_entries<'t>(
 ) -> Result<(Vec<u32>, Vec<u32>), Error> {
     let mut posted = Vec::new();
     for (t, n) in terms {
-        for p in shard.postings(t).map_err(ce)? {
+        let postings = shard.postings(t).map_err(ce)?;
+        // Grown once per term, not a push at a time.
+        posted.reserve(postings.len());
+        for p in postings {
             posted.push((p.entry, p.tf.saturating_mul(n)));
         }
     }
@@ -1938,8 +1941,9 @@ impl Search<'_> {
                     cand.as_deref().unwrap_or_default(),
                     counts.as_deref().unwrap_or_default(),
                 );
-                let mut found = Vec::new();
-                for i in kept_entries(&mut self.coverage, shard, &mask, cand.as_deref())? {
+                let kept = kept_entries(&mut self.coverage, shard, &mask, cand.as_deref())?;
+                let mut found = Vec::with_capacity(kept.len());
+                for i in kept {
                     if self.regex_stopped {
                         break;
                     }
