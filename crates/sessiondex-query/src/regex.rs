@@ -7,7 +7,9 @@
 //! limit), not after. Where a match starts (for highlighting a page's hits) is found by a
 //! reverse lazy DFA, built on the first [`CompiledRegex::find_spans`] with a cache of at most
 //! the DFA limit: most calls never ask, and determinizing a second dense DFA up front cost
-//! about as much as the first.
+//! about as much as the first. A pattern that is an ASCII literal followed by a run of one
+//! ASCII class (`zqpfx[0-9]+`) is matched without an automaton (`simple`): its matches are
+//! the DFA's, and building the DFA was most of its cost when few texts are searched.
 //!
 //! # Semantics
 //!
@@ -55,6 +57,8 @@ use std::ops::Range;
 
 use std::sync::OnceLock;
 
+use simple::Simple;
+
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::hybrid;
 use regex_automata::nfa::thompson::{self, WhichCaptures};
@@ -71,6 +75,8 @@ use serde_json::json;
 use unicode_normalization::{is_nfkc_quick, IsNormalized};
 
 use crate::error::{Error, ErrorCode};
+
+mod simple;
 
 /// Bounds on a regex: pattern bytes, automaton sizes and haystack bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,8 +198,10 @@ impl CacheSlot {
 #[derive(Debug, Clone)]
 pub struct CompiledRegex {
     pattern: String,
-    fwd: dense::DFA<Vec<u32>>,
-    start: StateID,
+    /// The forward dense DFA and its start state; `None` for a [`Simple`] pattern.
+    fwd: Option<(dense::DFA<Vec<u32>>, StateID)>,
+    /// The pattern as a literal and a run of one class, matched without the DFA.
+    simple: Option<Simple>,
     /// The pattern, for the reverse automaton (its classes without the characters
     /// normalized text never holds: [`drop_unnormalized`]; and without ASCII capitals when
     /// `lowers`).
@@ -289,56 +297,19 @@ impl CompiledRegex {
             .map(|l| memchr::memmem::Finder::new(&l).into_owned())
             .collect();
 
-        let too_large = |what: &str| {
-            Error::new(
-                ErrorCode::RegexTooLarge,
-                format!("regex is too large or too complex: its {what} exceeds the size limit"),
-            )
-            .with_details(json!({
-                "maxNfaBytes": limits.max_nfa_bytes,
-                "maxDfaBytes": limits.max_dfa_bytes,
-                "maxDeterminizeBytes": limits.max_determinize_bytes,
-            }))
+        #[cfg(test)]
+        let dfa_only = tests::DFA_ONLY.with(std::cell::Cell::get);
+        #[cfg(not(test))]
+        let dfa_only = false;
+        let simple = if cfg!(target_arch = "wasm32") || dfa_only {
+            None
+        } else {
+            Simple::of(&hir, lowers, limits)
         };
-        let nfa_err = |e: thompson::BuildError| {
-            if e.size_limit().is_some() {
-                too_large("NFA")
-            } else {
-                Error::new(ErrorCode::InvalidRegex, format!("unsupported regex: {e}"))
-            }
+        let fwd = match simple {
+            Some(_) => None,
+            None => Some(forward_dfa(&hir, limits)?),
         };
-        let dfa_err = |e: dense::BuildError| {
-            if e.is_size_limit_exceeded() {
-                too_large("DFA")
-            } else {
-                Error::new(ErrorCode::InvalidRegex, format!("unsupported regex: {e}"))
-            }
-        };
-
-        let tcfg = thompson::Config::new()
-            .nfa_size_limit(Some(limits.max_nfa_bytes))
-            .which_captures(WhichCaptures::None)
-            .shrink(false);
-        let dcfg = dense::Config::new()
-            .match_kind(MatchKind::LeftmostFirst)
-            .start_kind(StartKind::Unanchored)
-            .minimize(false)
-            .dfa_size_limit(Some(limits.max_dfa_bytes))
-            .determinize_size_limit(Some(limits.max_determinize_bytes));
-
-        let fwd_nfa = thompson::Compiler::new()
-            .configure(tcfg)
-            .build_from_hir(&hir)
-            .map_err(nfa_err)?;
-        let fwd = dense::Builder::new()
-            .configure(dcfg)
-            .build_from_nfa(&fwd_nfa)
-            .map_err(dfa_err)?;
-        drop(fwd_nfa);
-
-        let start = fwd
-            .start_state(&start::Config::new().anchored(Anchored::No))
-            .map_err(|e| Error::new(ErrorCode::InvalidRegex, format!("unsupported regex: {e}")))?;
 
         Ok(CompiledRegex {
             pattern: pattern.to_owned(),
@@ -350,7 +321,7 @@ impl CompiledRegex {
             anchored,
             required,
             fwd,
-            start,
+            simple,
             hir,
             full_hir,
             dropped,
@@ -408,7 +379,9 @@ impl CompiledRegex {
                 .into_iter()
                 .flat_map(|(f, r)| [f, r]),
         );
-        self.fwd.memory_usage() + lazy.map(hybrid::dfa::DFA::memory_usage).sum::<usize>()
+        let fwd = self.fwd.as_ref();
+        fwd.map_or(0, |(d, _)| d.memory_usage())
+            + lazy.map(hybrid::dfa::DFA::memory_usage).sum::<usize>()
     }
 
     /// Whether the pattern matches anywhere in `text`: one pass, one lookup per byte,
@@ -470,11 +443,32 @@ impl CompiledRegex {
         self.run(term)
     }
 
+    /// The [`Simple`] form; never in the browser build, whose size it would grow (about 0.9
+    /// KB of .wasm).
+    fn simple(&self) -> Option<&Simple> {
+        if cfg!(target_arch = "wasm32") {
+            None
+        } else {
+            self.simple.as_ref()
+        }
+    }
+
+    /// The forward dense DFA and its start state (`None` for a [`Simple`] pattern, which
+    /// never needs it).
+    fn dfa(&self) -> Option<&(dense::DFA<Vec<u32>>, StateID)> {
+        self.fwd.as_ref()
+    }
+
     /// One pass of the dense DFA over `hay`, its ASCII letters lowered on the way (the DFA
     /// may have no capitals), stopping at the first match.
     fn run(&self, hay: &[u8]) -> bool {
-        let dfa = &self.fwd;
-        let mut s = self.start;
+        if let Some(simple) = self.simple() {
+            return simple.is_match(hay);
+        }
+        let Some((dfa, start)) = self.dfa() else {
+            return false;
+        };
+        let mut s = *start;
         for &b in hay {
             s = dfa.next_state(s, b.to_ascii_lowercase());
             if dfa.is_special_state(s) {
@@ -514,17 +508,20 @@ impl CompiledRegex {
                 |input| rev.try_search_rev(&mut rc, input),
             );
         }
-        let Some(rev) = self.reverse() else {
+        // Lowering keeps every byte offset: the spans are the text's.
+        if let Some(simple) = self.simple() {
+            return simple.spans(self.lowered(text).as_bytes(), max);
+        }
+        let (Some(rev), Some((fwd, _))) = (self.reverse(), self.dfa()) else {
             return Vec::new();
         };
-        // Lowering keeps every byte offset: the spans are the text's.
         let text = self.lowered(text);
         self.rev_cache.with(rev, |cache| {
             match_spans(
                 &text,
                 max,
-                self.fwd.is_always_start_anchored(),
-                |input| self.fwd.try_search_fwd(input),
+                fwd.is_always_start_anchored(),
+                |input| fwd.try_search_fwd(input),
                 |input| rev.try_search_rev(cache, input),
             )
         })
@@ -566,6 +563,9 @@ impl CompiledRegex {
     /// [`CompiledRegex::count_matches`] of a pattern with no empty match, over `text` as
     /// the dense DFA searches it.
     fn count_nonempty(&self, text: &str, max: usize) -> usize {
+        if let Some(simple) = self.simple() {
+            return simple.count(text.as_bytes(), max);
+        }
         // The browser build searches (230 bytes of .wasm).
         if self.by_terms && text.len() <= WALK_MAX_BYTES && !cfg!(target_arch = "wasm32") {
             self.count_walked(text.as_bytes(), max)
@@ -577,10 +577,13 @@ impl CompiledRegex {
     /// [`CompiledRegex::count_nonempty`] by the DFA's searches, one per match and one past
     /// the last.
     fn count_searched(&self, text: &str, max: usize) -> usize {
+        let Some((fwd, _)) = self.dfa() else {
+            return 0;
+        };
         let mut n = 0;
         let mut at = 0;
         while n < max && at < text.len() {
-            match self.fwd.try_search_fwd(&Input::new(text).range(at..)) {
+            match fwd.try_search_fwd(&Input::new(text).range(at..)) {
                 Ok(Some(end)) => {
                     n += 1;
                     at = end.offset();
@@ -599,11 +602,13 @@ impl CompiledRegex {
     /// state ends the count.
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     fn count_walked(&self, hay: &[u8], max: usize) -> usize {
-        let dfa = &self.fwd;
+        let Some((dfa, start)) = self.dfa() else {
+            return 0;
+        };
         let mut n = 0;
         let mut at = 0;
         while n < max && at < hay.len() {
-            let mut s = self.start;
+            let mut s = *start;
             let mut end = None;
             let mut i = at;
             loop {
@@ -673,13 +678,13 @@ impl CompiledRegex {
         self.fst_prefix
     }
 
-    /// An [`fst::Automaton`] matching the terms that contain a match (see module docs).
+    /// An [`fst::Automaton`] matching the terms that contain a match (see module docs);
+    /// `None` for a pattern matched without an automaton (a literal and a run of one class,
+    /// which has no anchor, so [`CompiledRegex::walks_fst`] is false).
     #[must_use]
-    pub fn term_automaton(&self) -> TermAutomaton<'_> {
-        TermAutomaton {
-            dfa: &self.fwd,
-            start: self.start,
-        }
+    pub fn term_automaton(&self) -> Option<TermAutomaton<'_>> {
+        self.dfa()
+            .map(|(dfa, start)| TermAutomaton { dfa, start: *start })
     }
 
     /// Up to `limit` terms of `set`, in order, that contain a match. Ask for `limit + 1` to
@@ -703,8 +708,8 @@ impl CompiledRegex {
         if limit == 0 {
             return out;
         }
-        if self.fst_prefix {
-            let mut stream = set.search(self.term_automaton()).into_stream();
+        if let Some(automaton) = self.fst_prefix.then(|| self.term_automaton()).flatten() {
+            let mut stream = set.search(automaton).into_stream();
             while let Some(k) = stream.next() {
                 if !budget.charge(k.len()) {
                     break;
@@ -828,6 +833,67 @@ impl fst::Automaton for TermAutomaton<'_> {
             matched: self.dfa.is_match_state(id),
         })
     }
+}
+
+/// The forward dense DFA of `hir` (unanchored, leftmost-first) under `limits`, and its
+/// start state.
+///
+/// # Errors
+///
+/// `regex_too_large` when the NFA or DFA would exceed a limit; `invalid_regex` when
+/// regex-automata cannot build it.
+fn forward_dfa(hir: &Hir, limits: &RegexLimits) -> Result<(dense::DFA<Vec<u32>>, StateID), Error> {
+    let too_large = |what: &str| {
+        Error::new(
+            ErrorCode::RegexTooLarge,
+            format!("regex is too large or too complex: its {what} exceeds the size limit"),
+        )
+        .with_details(json!({
+            "maxNfaBytes": limits.max_nfa_bytes,
+            "maxDfaBytes": limits.max_dfa_bytes,
+            "maxDeterminizeBytes": limits.max_determinize_bytes,
+        }))
+    };
+    let nfa_err = |e: thompson::BuildError| {
+        if e.size_limit().is_some() {
+            too_large("NFA")
+        } else {
+            Error::new(ErrorCode::InvalidRegex, format!("unsupported regex: {e}"))
+        }
+    };
+    let dfa_err = |e: dense::BuildError| {
+        if e.is_size_limit_exceeded() {
+            too_large("DFA")
+        } else {
+            Error::new(ErrorCode::InvalidRegex, format!("unsupported regex: {e}"))
+        }
+    };
+
+    let tcfg = thompson::Config::new()
+        .nfa_size_limit(Some(limits.max_nfa_bytes))
+        .which_captures(WhichCaptures::None)
+        .shrink(false);
+    let dcfg = dense::Config::new()
+        .match_kind(MatchKind::LeftmostFirst)
+        .start_kind(StartKind::Unanchored)
+        .minimize(false)
+        .dfa_size_limit(Some(limits.max_dfa_bytes))
+        .determinize_size_limit(Some(limits.max_determinize_bytes));
+
+    let fwd_nfa = thompson::Compiler::new()
+        .configure(tcfg)
+        .build_from_hir(hir)
+        .map_err(nfa_err)?;
+    let fwd = dense::Builder::new()
+        .configure(dcfg)
+        .build_from_nfa(&fwd_nfa)
+        .map_err(dfa_err)?;
+    drop(fwd_nfa);
+
+    let start = fwd
+        .start_state(&start::Config::new().anchored(Anchored::No))
+        .map_err(|e| Error::new(ErrorCode::InvalidRegex, format!("unsupported regex: {e}")))?;
+    Ok((fwd, start))
 }
 
 /// A lazy DFA of `hir` (reversed for finding a match's start: anchored, every match kind)
@@ -1279,6 +1345,137 @@ mod tests {
     thread_local! {
         /// Compile with the ASCII capitals kept (the automata search the text as given).
         pub(super) static KEEP_CAPITALS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// Compile every pattern to the dense DFA (no [`Simple`] form).
+        pub(super) static DFA_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// `a` and `b` find the same in `t`: whether it matches, how many times, what that
+    /// counts toward a term frequency, and where.
+    fn assert_same_in_text(a: &CompiledRegex, b: &CompiledRegex, t: &str) {
+        let p = a.pattern();
+        assert_eq!(a.is_match_text(t), b.is_match_text(t), "{p} {t:?}");
+        assert_eq!(a.count_matches(t, 64), b.count_matches(t, 64), "{p} {t:?}");
+        assert_eq!(a.count_in_text(t, 64), b.count_in_text(t, 64), "{p} {t:?}");
+        assert_eq!(a.find_spans(t, 64), b.find_spans(t, 64), "{p} {t:?}");
+    }
+
+    /// A pattern taken as a literal and a run of one class answers as its dense DFA: matches
+    /// (text and terms), counts, spans and matching terms, over text where the literal's
+    /// occurrences overlap, runs are shorter, as long as and longer than the repetition's
+    /// bounds, letters are capitals, and non-ASCII characters and U+212A (Kelvin, which
+    /// case folding adds to `k`) sit beside them.
+    #[test]
+    fn simple_patterns_answer_as_their_dfa() {
+        let simple = [
+            "zqpfx[0-9]+",
+            "zqpre[a-z]+",
+            "aa[a-c]+",
+            "ab[a-b]{2,}",
+            "a[0-9]{2,3}",
+            "x[0-9]{3}",
+            "12[0-9]+",
+            "K_[k-l]+",
+            "a-[b_]{1,16}",
+            "aba[0-9]+",
+        ];
+        let not_simple = [
+            "[a-z]+zqsfx",
+            "a[é]+",
+            "ab\\d+",
+            "^ab[0-9]+",
+            "ab[0-9]+?",
+            "ab[0-9]*",
+            "ab[0-9]{17,}",
+            "ab",
+        ];
+        for p in not_simple {
+            assert!(re(p).simple.is_none(), "{p}");
+        }
+        let tight = RegexLimits {
+            max_dfa_bytes: 64 << 10,
+            ..RegexLimits::default()
+        };
+        let r = CompiledRegex::new("zqpfx[0-9]+", &tight).unwrap();
+        assert!(r.simple.is_none() && r.fwd.is_some());
+        // The largest form taken has a DFA within the smallest limits it is taken under, so
+        // no pattern the DFA's limits would refuse is taken instead.
+        let least = RegexLimits {
+            max_nfa_bytes: 256 << 10,
+            max_dfa_bytes: 256 << 10,
+            max_determinize_bytes: 256 << 10,
+            ..RegexLimits::default()
+        };
+        let big = r"0123456789abcdefghijklmnopqrstuv[!-@\[-`{-~a-z]{16}";
+        assert!(CompiledRegex::new(big, &least).unwrap().simple.is_some());
+        assert!(CompiledRegex::new(&big.replace("{16}", "{17}"), &least)
+            .unwrap()
+            .simple
+            .is_none());
+        DFA_ONLY.with(|c| c.set(true));
+        let r = CompiledRegex::new(big, &least).unwrap();
+        DFA_ONLY.with(|c| c.set(false));
+        assert!(r.memory_usage() < 256 << 10, "{}", r.memory_usage());
+        let alphabet = [
+            "a", "a", "b", "c", "k", "l", "x", "z", "q", "p", "f", "r", "e", "1", "2", "0", "9",
+            "A", "B", "K", "Z", "Q", "_", "-", " ", "é", "\u{212a}", "zqpfx", "zqpre", "aa", "ab",
+            "aba",
+        ];
+        let mut next = crate::test_util::xorshift(0x2545_f491_4f6c_dd1d);
+        let texts: Vec<String> = (0..3000)
+            .map(|_| {
+                let n = next(24);
+                (0..n)
+                    .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                    .collect()
+            })
+            .collect();
+        let terms: Vec<String> = {
+            let mut t: Vec<String> = texts.iter().map(|t| nfkc(t).to_lowercase()).collect();
+            t.sort();
+            t.dedup();
+            t
+        };
+        let vocab = fst::Set::from_iter(terms.iter()).unwrap();
+        for p in simple {
+            let fast = re(p);
+            DFA_ONLY.with(|c| c.set(true));
+            let dfa = re(p);
+            DFA_ONLY.with(|c| c.set(false));
+            assert!(fast.simple.is_some() && fast.fwd.is_none(), "{p}");
+            assert!(dfa.simple.is_none(), "{p}");
+            for t in &texts {
+                assert_same_in_text(&fast, &dfa, t);
+                assert_eq!(
+                    fast.count_in_text(t, 3),
+                    dfa.count_in_text(t, 3),
+                    "{p} {t:?}"
+                );
+                assert_eq!(fast.find_spans(t, 1), dfa.find_spans(t, 1), "{p} {t:?}");
+                let n = nfkc(t);
+                assert_eq!(
+                    fast.count_matches(&n, 64),
+                    dfa.count_matches(&n, 64),
+                    "{p} {n:?}"
+                );
+                assert_eq!(
+                    fast.is_match_term(t.as_bytes()),
+                    dfa.is_match_term(t.as_bytes()),
+                    "{p} {t:?}"
+                );
+            }
+            assert_eq!(
+                fast.matching_terms(&vocab, usize::MAX),
+                dfa.matching_terms(&vocab, usize::MAX),
+                "{p}"
+            );
+            let mut budget = HaystackBudget::unlimited();
+            assert_eq!(
+                fast.matching_terms_in_list(terms.iter().map(String::as_str), 50, &mut budget),
+                dfa.matching_terms_in_list(terms.iter().map(String::as_str), 50, &mut budget),
+                "{p}"
+            );
+            assert!(fast.term_automaton().is_none() && !fast.walks_fst(), "{p}");
+        }
     }
 
     /// Automata without ASCII capitals over lowered text answer as those of the pattern with
@@ -1317,18 +1514,7 @@ mod tests {
             KEEP_CAPITALS.with(|c| c.set(false));
             assert!(!kept.lowers, "{p}");
             for t in texts {
-                assert_eq!(lowered.is_match_text(t), kept.is_match_text(t), "{p} {t}");
-                assert_eq!(
-                    lowered.count_matches(t, 64),
-                    kept.count_matches(t, 64),
-                    "{p} {t}"
-                );
-                assert_eq!(
-                    lowered.count_in_text(t, 64),
-                    kept.count_in_text(t, 64),
-                    "{p} {t}"
-                );
-                assert_eq!(lowered.find_spans(t, 64), kept.find_spans(t, 64), "{p} {t}");
+                assert_same_in_text(&lowered, &kept, t);
                 let mut words: Vec<&str> = t
                     .split(|c: char| !c.is_alphanumeric() && c != '_')
                     .collect();
@@ -1737,11 +1923,17 @@ mod tests {
             }
         }
         assert!(walked > 50_000, "{walked}");
-        // Bytes that are not UTF-8, as a damaged term's.
+        // Bytes that are not UTF-8, as a damaged term's; by the DFA and the simple form.
+        DFA_ONLY.with(|c| c.set(true));
         let r = re("zqpfx[0-9]+");
+        DFA_ONLY.with(|c| c.set(false));
         assert!(r.by_terms);
         assert_eq!(r.count_walked(b"zqpfx1\xffzqpfx22", 100), 2);
         assert_eq!(r.count_walked(b"\xc3zqpfx", 100), 0);
+        let simple = re("zqpfx[0-9]+").simple.unwrap();
+        assert_eq!(simple.count(b"zqpfx1\xffzqpfx22", 100), 2);
+        assert_eq!(simple.count(b"\xc3zqpfx", 100), 0);
+        assert!(simple.is_match(b"\xffZQPFX9\xc3"));
     }
 
     #[test]
@@ -1779,7 +1971,7 @@ mod tests {
             let via_fst: Vec<String> = {
                 use fst::{IntoStreamer, Streamer};
                 let mut v = Vec::new();
-                let mut st = s.search(r.term_automaton()).into_stream();
+                let mut st = s.search(r.term_automaton().unwrap()).into_stream();
                 while let Some(k) = st.next() {
                     v.push(String::from_utf8(k.to_vec()).unwrap());
                 }
@@ -1883,7 +2075,7 @@ mod tests {
             let walked: Vec<String> = {
                 use fst::{IntoStreamer, Streamer};
                 let mut v = Vec::new();
-                let mut st = s.search(r.term_automaton()).into_stream();
+                let mut st = s.search(r.term_automaton().unwrap()).into_stream();
                 while let Some(k) = st.next() {
                     v.push(String::from_utf8_lossy(k).into_owned());
                 }
