@@ -434,6 +434,10 @@ impl CompiledRegex {
     /// no vocabulary holds).
     #[must_use]
     pub fn is_match_term(&self, term: &[u8]) -> bool {
+        if let Some(simple) = self.simple() {
+            // Its one search is for the literal, the required one.
+            return simple.is_match(term);
+        }
         if !self.required.is_empty()
             && !self.required.iter().any(|f| f.find(term).is_some())
             && !term.iter().any(u8::is_ascii_uppercase)

@@ -121,13 +121,15 @@ impl Simple {
         })
     }
 
-    /// The leftmost-first match in lowered `hay` starting at or after `from`.
-    fn find(&self, hay: &[u8], from: usize) -> Option<Range<usize>> {
+    /// The leftmost-first match in lowered `hay` starting at or after `from`, its run counted
+    /// up to `cap` characters (`max` for the match itself, `min` to learn only that one is
+    /// there).
+    fn find(&self, hay: &[u8], from: usize, cap: usize) -> Option<Range<usize>> {
         let n = self.literal.needle().len();
         let mut at = from;
         while let Some(i) = hay.get(at..).and_then(|rest| self.literal.find(rest)) {
             let start = at + i;
-            let run = self.run_at(hay, start + n, self.max);
+            let run = self.run_at(hay, start + n, cap);
             if run >= self.min {
                 return Some(start..start + n + run);
             }
@@ -140,9 +142,9 @@ impl Simple {
     /// Whether the pattern matches anywhere in `hay` (its ASCII letters need not be lowered).
     pub(super) fn is_match(&self, hay: &[u8]) -> bool {
         if hay.iter().any(u8::is_ascii_uppercase) {
-            self.find(&hay.to_ascii_lowercase(), 0).is_some()
+            self.find(&hay.to_ascii_lowercase(), 0, self.min).is_some()
         } else {
-            self.find(hay, 0).is_some()
+            self.find(hay, 0, self.min).is_some()
         }
     }
 
@@ -151,7 +153,7 @@ impl Simple {
         let mut out = Vec::new();
         let mut at = 0;
         while out.len() < max {
-            let Some(m) = self.find(hay, at) else {
+            let Some(m) = self.find(hay, at, self.max) else {
                 break;
             };
             at = m.end;
@@ -165,7 +167,7 @@ impl Simple {
         let mut n = 0;
         let mut at = 0;
         while n < max {
-            let Some(m) = self.find(hay, at) else {
+            let Some(m) = self.find(hay, at, self.max) else {
                 break;
             };
             at = m.end;
