@@ -333,12 +333,10 @@ impl TermList {
                     .map(|w| grams.get(suffix_bucket(w)))
                     .min_by_key(|b| b.len())
                     .unwrap_or_default();
-                out.extend(
-                    fewest
-                        .iter()
-                        .map(|&k| k as usize)
-                        .filter(|&k| self.get(k).is_some_and(|(t, _, _)| f.find(t).is_some())),
-                );
+                out.extend(fewest.iter().map(|&k| k as usize).filter(|&k| {
+                    self.get(k)
+                        .is_some_and(|(t, _, _)| crate::regex::find_literal(f, t).is_some())
+                }));
                 continue;
             }
             self.each_match(f, |k, _| out.push(k));

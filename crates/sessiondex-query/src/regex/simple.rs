@@ -127,7 +127,10 @@ impl Simple {
     fn find(&self, hay: &[u8], from: usize, cap: usize) -> Option<Range<usize>> {
         let n = self.literal.needle().len();
         let mut at = from;
-        while let Some(i) = hay.get(at..).and_then(|rest| self.literal.find(rest)) {
+        while let Some(i) = hay
+            .get(at..)
+            .and_then(|rest| super::find_literal(&self.literal, rest))
+        {
             let start = at + i;
             let run = self.run_at(hay, start + n, cap);
             if run >= self.min {
