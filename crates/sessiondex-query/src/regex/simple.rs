@@ -3,7 +3,7 @@
 //!
 //! Such a pattern's leftmost-first match is the first place the literal occurs followed by at
 //! least `min` characters of the class, and it takes as many of them as there are, up to
-//! `max`: one vector search for the literal and a look at the bytes after it. Determinizing
+//! `max`: one search for the literal and a look at the bytes after it. Determinizing
 //! its dense DFA cost about a fifth of a prefix regex's recall call over 200 MB (about 150k of
 //! 712k instructions, for 12 states), and a recall whose vocabulary holds no match needs no
 //! automaton at all. [`Simple::of`] takes only patterns whose DFA would fit far within the
