@@ -1,5 +1,7 @@
 //! Regex compile under small limits over an arbitrary pattern; when it compiles, search
-//! arbitrary text and a small vocabulary, checking the FST walk against a plain scan.
+//! arbitrary text and a small vocabulary, checking the FST walk against a plain scan. Under
+//! limits wide enough for a literal and a run of one class to be matched without a DFA, such
+//! a pattern answers as its DFA under the small limits.
 #![no_main]
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
@@ -23,10 +25,48 @@ const LIMITS: RegexLimits = RegexLimits {
     max_haystack_bytes: 4 << 10,
 };
 
+/// Wide enough that a literal followed by a run of one class builds no DFA (its simple form
+/// needs limits of at least 256 KiB); `LIMITS` builds one for every pattern.
+const WIDE: RegexLimits = RegexLimits {
+    max_nfa_bytes: 256 << 10,
+    max_dfa_bytes: 256 << 10,
+    max_determinize_bytes: 256 << 10,
+    ..LIMITS
+};
+
 fuzz_target!(|input: Input<'_>| {
     let Ok(re) = CompiledRegex::new(input.pattern, &LIMITS) else {
         return;
     };
+    // A regex that holds no automaton once compiled (no memory) is the simple form: it finds
+    // what the DFA finds, in text as given and lowered, and in each term.
+    if let Some(simple) = CompiledRegex::new(input.pattern, &WIDE)
+        .ok()
+        .filter(|w| w.memory_usage() == 0)
+    {
+        let lowered = input.text.to_ascii_lowercase();
+        for text in [input.text, lowered.as_str()] {
+            assert_eq!(simple.is_match_text(text), re.is_match_text(text), "simple match");
+            assert_eq!(simple.find_spans(text, 8), re.find_spans(text, 8), "simple spans");
+            assert_eq!(
+                simple.count_in_text(text, 8),
+                re.count_in_text(text, 8),
+                "simple count"
+            );
+            assert_eq!(
+                simple.count_matches(text, 8),
+                re.count_matches(text, 8),
+                "simple matches"
+            );
+        }
+        for t in &input.terms {
+            assert_eq!(
+                simple.is_match_term(t.as_bytes()),
+                re.is_match_term(t.as_bytes()),
+                "simple term {t:?}"
+            );
+        }
+    }
     let _ = (re.memory_usage(), re.can_span_tokens(), re.walks_fst());
     let matched = re.is_match_text(input.text);
     let spans = re.find_spans(input.text, 8);
