@@ -45,7 +45,24 @@ fuzz_target!(|input: Input<'_>| {
         .filter(|w| w.memory_usage() == 0)
     {
         let lowered = input.text.to_ascii_lowercase();
-        for text in [input.text, lowered.as_str()] {
+        // The literal (its required one) before and inside the text, so that its matches and
+        // near misses are met, not only texts without it.
+        let seeded: Vec<String> = simple
+            .required_literals()
+            .into_iter()
+            .flatten()
+            .map(|f| String::from_utf8_lossy(f.needle()).into_owned())
+            .flat_map(|l| {
+                let t = input.text;
+                let mid = (0..=t.len() / 2).rev().find(|&i| t.is_char_boundary(i));
+                let (a, b) = t.split_at(mid.unwrap_or(0));
+                [format!("{l}{}", input.text), format!("{a}{l}{b}{l}")]
+            })
+            .collect();
+        let texts = [input.text, lowered.as_str()]
+            .into_iter()
+            .chain(seeded.iter().map(String::as_str));
+        for text in texts {
             assert_eq!(simple.is_match_text(text), re.is_match_text(text), "simple match");
             assert_eq!(simple.find_spans(text, 8), re.find_spans(text, 8), "simple spans");
             assert_eq!(
