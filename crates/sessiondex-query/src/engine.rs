@@ -986,7 +986,9 @@ fn regex_sessions<'a>(
     // count toward `since` through the term ends.
     let picks: Box<dyn Iterator<Item = usize>> = match re.required_literals() {
         Some(lits) => {
-            let mut picks = list.holding(lits);
+            // `is_match_term` looks for the literals itself: the terms that may hold one are
+            // enough.
+            let mut picks = list.maybe_holding(lits);
             picks.extend_from_slice(list.dotted());
             picks.sort_unstable();
             picks.dedup();

@@ -319,6 +319,19 @@ impl TermList {
     /// the terms holding its rarest run of three bytes (see `TermList::grams`).
     #[must_use]
     pub fn holding(&self, needles: &[memchr::memmem::Finder<'_>]) -> Vec<usize> {
+        self.holding_or_more(needles, true)
+    }
+
+    /// [`TermList::holding`] for a caller that looks at each term given anyway (a regex's
+    /// narrowing, whose term match looks for the literals first): from the second call on,
+    /// the terms of a needle's bucket are given without looking for the needle in each, so
+    /// some may not hold it.
+    #[must_use]
+    pub fn maybe_holding(&self, needles: &[memchr::memmem::Finder<'_>]) -> Vec<usize> {
+        self.holding_or_more(needles, false)
+    }
+
+    fn holding_or_more(&self, needles: &[memchr::memmem::Finder<'_>], exact: bool) -> Vec<usize> {
         use std::sync::atomic::Ordering;
         let mut out = Vec::new();
         for f in needles {
@@ -334,8 +347,10 @@ impl TermList {
                     .min_by_key(|b| b.len())
                     .unwrap_or_default();
                 out.extend(fewest.iter().map(|&k| k as usize).filter(|&k| {
-                    self.get(k)
-                        .is_some_and(|(t, _, _)| crate::regex::find_literal(f, t).is_some())
+                    !exact
+                        || self
+                            .get(k)
+                            .is_some_and(|(t, _, _)| crate::regex::find_literal(f, t).is_some())
                 }));
                 continue;
             }
@@ -1367,7 +1382,8 @@ mod tests {
 
     /// `holding` finds exactly the terms that hold a needle, the same as a search of each
     /// term: needles straddling two terms are not counted, overlapping ones are all found;
-    /// `ending_with` exactly the terms that end with one.
+    /// `ending_with` exactly the terms that end with one; `maybe_holding` at least the terms
+    /// `holding` finds.
     #[test]
     fn holding_is_a_search_of_each_term() {
         let terms = [
@@ -1405,6 +1421,11 @@ mod tests {
                     .map(|(k, _)| k)
                     .collect();
                 assert_eq!(list.holding(&finders), want, "{a:?} {b:?}");
+                // From the second call on, a bucket's terms: ascending, each once, and
+                // every term holding a needle among them.
+                let maybe = list.maybe_holding(&finders);
+                assert!(maybe.windows(2).all(|w| w[0] < w[1]), "{a:?} {b:?}");
+                assert!(want.iter().all(|k| maybe.contains(k)), "{a:?} {b:?}");
             }
             let ending: Vec<usize> = terms
                 .iter()
