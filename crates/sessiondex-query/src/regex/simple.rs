@@ -161,16 +161,22 @@ impl Simple {
     fn is_match_short(&self, hay: &[u8]) -> bool {
         let lit = self.literal.needle();
         let need = lit.len() + self.min;
-        let Some(last) = hay.len().checked_sub(need) else {
+        let (Some(last), Some((&first, rest))) = (hay.len().checked_sub(need), lit.split_first())
+        else {
             return false;
         };
-        (0..=last).any(|start| {
-            hay.get(start..start + need).is_some_and(|w| {
-                let (head, run) = w.split_at(lit.len());
-                head.iter()
-                    .zip(lit)
-                    .all(|(b, c)| b.to_ascii_lowercase() == *c)
-                    && run.iter().all(|b| self.holds(b.to_ascii_lowercase()))
+        // The literal's first byte, either case, then the rest of the place.
+        let upper = first.to_ascii_uppercase();
+        hay.get(..=last).is_some_and(|starts| {
+            starts.iter().enumerate().any(|(start, &b)| {
+                (b == first || b == upper)
+                    && hay.get(start + 1..start + need).is_some_and(|w| {
+                        let (head, run) = w.split_at(rest.len());
+                        head.iter()
+                            .zip(rest)
+                            .all(|(b, c)| b.to_ascii_lowercase() == *c)
+                            && run.iter().all(|b| self.holds(b.to_ascii_lowercase()))
+                    })
             })
         })
     }
