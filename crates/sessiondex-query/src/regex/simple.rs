@@ -154,10 +154,11 @@ impl Simple {
         }
     }
 
-    /// [`Simple::is_match`] for a haystack as short as a term: each place the literal and
-    /// `min` characters of the class fit is compared, lowering on the way. A match is such a
-    /// place, and the loop costs less than a search for the literal (a negative regex's
-    /// recall call looks at about 165 terms).
+    /// [`Simple::is_match`] for a haystack as short as a term: each place that starts with
+    /// the literal's first byte (either case) and leaves room for the literal and `min`
+    /// characters of the class is compared, lowering on the way. A match is such a place, and
+    /// the loop costs less than a search for the literal in a copy lowered first (a negative
+    /// regex's recall call looks at about 165 terms).
     fn is_match_short(&self, hay: &[u8]) -> bool {
         let lit = self.literal.needle();
         let need = lit.len() + self.min;
