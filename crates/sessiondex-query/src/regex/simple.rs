@@ -187,31 +187,23 @@ impl Simple {
         b < 0x80 && self.class & (1 << b) != 0
     }
 
-    /// Successive leftmost-first, non-overlapping matches in lowered `hay`, at most `max`.
-    pub(super) fn spans(&self, hay: &[u8], max: usize) -> Vec<Range<usize>> {
-        let mut out = Vec::new();
+    /// Successive leftmost-first, non-overlapping matches in lowered `hay`.
+    fn matches<'h>(&'h self, hay: &'h [u8]) -> impl Iterator<Item = Range<usize>> + 'h {
         let mut at = 0;
-        while out.len() < max {
-            let Some(m) = self.find(hay, at, self.max) else {
-                break;
-            };
+        std::iter::from_fn(move || {
+            let m = self.find(hay, at, self.max)?;
             at = m.end;
-            out.push(m);
-        }
-        out
+            Some(m)
+        })
+    }
+
+    /// [`Simple::matches`] in lowered `hay`, at most `max`.
+    pub(super) fn spans(&self, hay: &[u8], max: usize) -> Vec<Range<usize>> {
+        self.matches(hay).take(max).collect()
     }
 
     /// How many matches [`Simple::spans`] finds, without keeping them.
     pub(super) fn count(&self, hay: &[u8], max: usize) -> usize {
-        let mut n = 0;
-        let mut at = 0;
-        while n < max {
-            let Some(m) = self.find(hay, at, self.max) else {
-                break;
-            };
-            at = m.end;
-            n += 1;
-        }
-        n
+        self.matches(hay).take(max).count()
     }
 }
