@@ -9,7 +9,11 @@
 //! the DFA limit: most calls never ask, and determinizing a second dense DFA up front cost
 //! about as much as the first. A pattern that is an ASCII literal followed by a run of one
 //! ASCII class (`zqpfx[0-9]+`) is matched without an automaton (`simple`): its matches are
-//! the DFA's, and building the DFA was most of its cost when few texts are searched.
+//! the DFA's, and building the DFA was most of its cost when few texts are searched. Such a
+//! pattern written plainly (a literal of letters, digits, `_` and `-`, a bracketed class of
+//! letters, digits and `_`, and `+` or a counted bound) is read from its text without the
+//! parser (`direct`), which then cost more than the rest of a call whose regex matches no
+//! term.
 //!
 //! # Semantics
 //!
@@ -76,6 +80,8 @@ use unicode_normalization::{is_nfkc_quick, IsNormalized};
 
 use crate::error::{Error, ErrorCode};
 
+#[cfg(not(target_arch = "wasm32"))]
+mod direct;
 mod simple;
 
 /// Bounds on a regex: pattern bytes, automaton sizes and haystack bytes.
@@ -194,6 +200,13 @@ impl CacheSlot {
     }
 }
 
+/// [`CompiledRegex`]'s pattern as parsed: set when compiled in the browser build, where no
+/// pattern is read directly.
+#[cfg(not(target_arch = "wasm32"))]
+type FullHir = OnceLock<Option<Hir>>;
+#[cfg(target_arch = "wasm32")]
+type FullHir = Option<Hir>;
+
 /// A pattern compiled to a bounded forward DFA (and, on first need, a reverse lazy DFA).
 #[derive(Debug, Clone)]
 pub struct CompiledRegex {
@@ -207,8 +220,9 @@ pub struct CompiledRegex {
     /// `lowers`).
     hir: Hir,
     /// The pattern as parsed, when dropping those characters changed it: text holding one
-    /// of them is searched with it ([`CompiledRegex::find_spans`]).
-    full_hir: Option<Hir>,
+    /// of them is searched with it ([`CompiledRegex::find_spans`]). A pattern read directly
+    /// ([`CompiledRegex::direct`]) is parsed on the first such text.
+    full_hir: FullHir,
     /// The code points dropped from `hir` (ascending; empty when `full_hir` is `None`).
     dropped: Vec<char>,
     limits: RegexLimits,
@@ -253,17 +267,88 @@ impl CompiledRegex {
             )
             .with_details(json!({"limit": limits.max_pattern_bytes, "length": pattern.len()})));
         }
-        let syn = syntax::Config::new().case_insensitive(true);
-        let hir = syntax::parse_with(pattern, &syn)
-            .map_err(|e| Error::new(ErrorCode::InvalidRegex, format!("invalid regex: {e}")))?;
-        // Matching ignores case whatever the pattern's flags say: terms are lowered, so a
-        // part that `(?-i)` makes case-sensitive would match text that no term matches.
-        let hir = fold_case(&hir).unwrap_or(hir);
-        let hir = if hir.properties().look_set().contains_word_unicode() {
-            ascii_word_boundaries(&hir)
-        } else {
-            hir
-        };
+        #[cfg(test)]
+        let dfa_only = tests::DFA_ONLY.with(std::cell::Cell::get);
+        #[cfg(not(test))]
+        let dfa_only = false;
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            #[cfg(test)]
+            let keep_capitals = tests::KEEP_CAPITALS.with(std::cell::Cell::get);
+            #[cfg(not(test))]
+            let keep_capitals = false;
+            if !keep_capitals && !dfa_only {
+                if let Some(re) = CompiledRegex::direct(pattern, limits) {
+                    return Ok(re);
+                }
+            }
+        }
+        CompiledRegex::parsed(pattern, limits, dfa_only)
+    }
+
+    /// [`CompiledRegex::new`] of a pattern of the simple form read from its text
+    /// ([`direct`]): the pattern that the parser's path ([`CompiledRegex::parsed`]) gives
+    /// the automata, built as it is, and what is told of it computed from it. `None` for any
+    /// other pattern.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn direct(pattern: &str, limits: &RegexLimits) -> Option<CompiledRegex> {
+        let shape = direct::read(pattern)?;
+        let class = shape
+            .class_ranges()
+            .into_iter()
+            .map(|(a, b)| ClassUnicodeRange::new(char::from(a), char::from(b)));
+        let run = Hir::repetition(Repetition {
+            min: shape.min,
+            max: shape.max,
+            greedy: true,
+            sub: Box::new(Hir::class(Class::Unicode(ClassUnicode::new(class)))),
+        });
+        let hir = Hir::concat(vec![Hir::literal(shape.literal.clone()), run]);
+        let lowers = shape.has_letters();
+        let simple = Simple::of(&hir, lowers, limits)?;
+        // What case folding adds to `s` and `k`, and the parser's path takes out again.
+        let dropped: Vec<char> = [(b's', '\u{17f}'), (b'k', '\u{212a}')]
+            .into_iter()
+            .filter(|&(b, _)| shape.holds(b))
+            .map(|(_, c)| c)
+            .collect();
+        // Those code points are letters: the pattern as parsed spans tokens, has a least
+        // length and anchors as this one does.
+        let nonempty = hir.properties().minimum_len().is_some_and(|n| n > 0);
+        let spans_tokens = can_span_tokens(&hir);
+        let anchored = hir.properties().look_set().contains_anchor();
+        let required = required_literals(&hir)
+            .into_iter()
+            .map(|l| memchr::memmem::Finder::new(&l).into_owned())
+            .collect();
+        Some(CompiledRegex {
+            pattern: pattern.to_owned(),
+            fst_prefix: has_anchored_literal_prefix(&hir),
+            nonempty,
+            by_terms: !spans_tokens && nonempty && hir.properties().look_set().is_empty(),
+            lowers,
+            spans_tokens,
+            anchored,
+            required,
+            fwd: None,
+            simple: Some(simple),
+            hir,
+            full_hir: if dropped.is_empty() {
+                OnceLock::from(None)
+            } else {
+                OnceLock::new()
+            },
+            dropped,
+            limits: *limits,
+            rev: OnceLock::new(),
+            rev_cache: CacheSlot::default(),
+            full: OnceLock::new(),
+        })
+    }
+
+    /// [`CompiledRegex::new`] by `regex_syntax`'s parser: any pattern.
+    fn parsed(pattern: &str, limits: &RegexLimits, dfa_only: bool) -> Result<CompiledRegex, Error> {
+        let hir = folded(pattern)?;
         // Every haystack but a snippet's text is NFKC (terms lowercased too), where a
         // character such as U+017F or U+212A, which case folding adds to `s` and `k`, never
         // occurs; without them an ASCII pattern compiles to an ASCII automaton.
@@ -297,10 +382,6 @@ impl CompiledRegex {
             .map(|l| memchr::memmem::Finder::new(&l).into_owned())
             .collect();
 
-        #[cfg(test)]
-        let dfa_only = tests::DFA_ONLY.with(std::cell::Cell::get);
-        #[cfg(not(test))]
-        let dfa_only = false;
         let simple = if cfg!(target_arch = "wasm32") || dfa_only {
             None
         } else {
@@ -323,7 +404,7 @@ impl CompiledRegex {
             fwd,
             simple,
             hir,
-            full_hir,
+            full_hir: full_hir.into(),
             dropped,
             limits: *limits,
             rev: OnceLock::new(),
@@ -341,12 +422,23 @@ impl CompiledRegex {
             .as_ref()
     }
 
+    /// The pattern as parsed, when dropping characters changed it (parsed now when it was
+    /// read directly).
+    fn full_hir(&self) -> Option<&Hir> {
+        #[cfg(target_arch = "wasm32")]
+        return self.full_hir.as_ref();
+        #[cfg(not(target_arch = "wasm32"))]
+        self.full_hir
+            .get_or_init(|| folded(&self.pattern).ok())
+            .as_ref()
+    }
+
     /// Forward and reverse lazy DFAs of the pattern as parsed, for text that may hold a
     /// character the dense DFA leaves out.
     fn full(&self) -> Option<&(hybrid::dfa::DFA, hybrid::dfa::DFA)> {
         self.full
             .get_or_init(|| {
-                let hir = self.full_hir.as_ref()?;
+                let hir = self.full_hir()?;
                 Some((
                     lazy_dfa(hir, &self.limits, false)?,
                     lazy_dfa(hir, &self.limits, true)?,
@@ -868,6 +960,27 @@ pub(crate) fn find_literal(f: &memchr::memmem::Finder<'_>, hay: &[u8]) -> Option
                 })
         })
         .map(|(start, _)| start)
+}
+
+/// `pattern` parsed case-insensitively, every part closed under case folding and its word
+/// boundaries made ASCII: the pattern as parsed, before what the automata leave out is taken
+/// out.
+///
+/// # Errors
+///
+/// `invalid_regex` for a syntax error or an unsupported feature.
+fn folded(pattern: &str) -> Result<Hir, Error> {
+    let syn = syntax::Config::new().case_insensitive(true);
+    let hir = syntax::parse_with(pattern, &syn)
+        .map_err(|e| Error::new(ErrorCode::InvalidRegex, format!("invalid regex: {e}")))?;
+    // Matching ignores case whatever the pattern's flags say: terms are lowered, so a part
+    // that `(?-i)` makes case-sensitive would match text that no term matches.
+    let hir = fold_case(&hir).unwrap_or(hir);
+    Ok(if hir.properties().look_set().contains_word_unicode() {
+        ascii_word_boundaries(&hir)
+    } else {
+        hir
+    })
 }
 
 /// The forward dense DFA of `hir` (unanchored, leftmost-first) under `limits`, and its
@@ -1418,6 +1531,21 @@ mod tests {
         assert_eq!(a.find_spans(t, 64), b.find_spans(t, 64), "{p} {t:?}");
     }
 
+    /// Patterns of the simple form: a literal and a run of one class.
+    const SIMPLE: [&str; 11] = [
+        "zqpfx[0-9]+",
+        "zqpre[a-z]+",
+        "aa[a-c]+",
+        "ab[a-b]{2,}",
+        "a[0-9]{2,3}",
+        "x[0-9]{3}",
+        "12[0-9]+",
+        "K_[k-l]+",
+        "a-[b_]{1,16}",
+        "aba[0-9]+",
+        "SK[A-Z]+",
+    ];
+
     /// A pattern taken as a literal and a run of one class answers as its dense DFA: matches
     /// (text and terms), counts, spans and matching terms, over text where the literal's
     /// occurrences overlap, runs are shorter, as long as and longer than the repetition's
@@ -1425,18 +1553,7 @@ mod tests {
     /// case folding adds to `k`) sit beside them.
     #[test]
     fn simple_patterns_answer_as_their_dfa() {
-        let simple = [
-            "zqpfx[0-9]+",
-            "zqpre[a-z]+",
-            "aa[a-c]+",
-            "ab[a-b]{2,}",
-            "a[0-9]{2,3}",
-            "x[0-9]{3}",
-            "12[0-9]+",
-            "K_[k-l]+",
-            "a-[b_]{1,16}",
-            "aba[0-9]+",
-        ];
+        let simple = SIMPLE;
         let not_simple = [
             "[a-z]+zqsfx",
             "a[é]+",
@@ -1536,6 +1653,94 @@ mod tests {
             );
             assert!(fast.term_automaton().is_none() && !fast.walks_fst(), "{p}");
         }
+    }
+
+    /// A pattern read from its text ([`CompiledRegex::direct`]) compiles to what the parser's
+    /// path makes of it: the same pattern for the automata, the same pattern as parsed, the
+    /// same code points left out, literals, simple form and flags. The patterns are drawn
+    /// from pieces in and out of the grammar read (capitals, `k` and `s`, whose case folding
+    /// adds a code point, classes of one character, reversed ranges, lazy and open bounds),
+    /// so many are read and many are not.
+    #[test]
+    fn direct_patterns_compile_as_parsed() {
+        let limits = RegexLimits::default();
+        let same = |p: &str, d: &CompiledRegex, r: &CompiledRegex| {
+            let needles = |c: &CompiledRegex| -> Vec<Vec<u8>> {
+                c.required.iter().map(|f| f.needle().to_vec()).collect()
+            };
+            assert_eq!(d.hir, r.hir, "{p}");
+            assert_eq!(d.dropped, r.dropped, "{p}");
+            let full =
+                |c: &CompiledRegex| c.full_hir.get_or_init(|| folded(&c.pattern).ok()).clone();
+            assert_eq!(full(d), full(r), "{p}");
+            assert_eq!(needles(d), needles(r), "{p}");
+            let flags = |c: &CompiledRegex| {
+                (
+                    c.fst_prefix,
+                    c.nonempty,
+                    c.by_terms,
+                    c.lowers,
+                    c.spans_tokens,
+                    c.anchored,
+                )
+            };
+            assert_eq!(flags(d), flags(r), "{p}");
+            assert_eq!(
+                d.simple.as_ref().map(Simple::parts),
+                r.simple.as_ref().map(Simple::parts),
+                "{p}"
+            );
+            assert!(d.fwd.is_none() && r.fwd.is_none(), "{p}");
+            assert_eq!(d.pattern, p);
+        };
+        for p in SIMPLE {
+            let d = CompiledRegex::direct(p, &limits).unwrap_or_else(|| panic!("{p}"));
+            same(p, &d, &CompiledRegex::parsed(p, &limits, false).unwrap());
+        }
+        let literal = [
+            "a", "k", "s", "z", "Q", "K", "S", "0", "9", "_", "-", "a", "k", "s", "z", "Q", "K",
+            "S", "0", "9", "_", "-", "é", " ", ".",
+        ];
+        let items = [
+            "a", "k", "S", "0", "_", "a-c", "A-Z", "j-l", "r-t", "0-9", "a-z", "K", "a", "k", "S",
+            "0", "_", "a-c", "A-Z", "j-l", "r-t", "0-9", "a-z", "K", "z-a", "0-z", "^", "-", "é",
+        ];
+        let quant = [
+            "+", "+", "{2}", "{2,}", "{1,3}", "{3,1}", "{0}", "{1}", "{16}", "{17}", "{16,}", "+?",
+            "*", "?", "{,2}", "{02}", "", "{1,16}", "{0,3}",
+        ];
+        let mut next = crate::test_util::xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut pick = |set: &[&str]| set[next(set.len() as u64) as usize].to_owned();
+        let (mut read, mut total) = (0, 0);
+        for _ in 0..20_000 {
+            let mut p = String::new();
+            let n = 1 + pick(&["0", "1", "2", "5", "9", "2", "33"])
+                .parse::<usize>()
+                .unwrap();
+            for _ in 0..n {
+                p += &pick(&literal);
+            }
+            p += "[";
+            for _ in 0..1 + pick(&["0", "1", "2", "3"]).parse::<usize>().unwrap() {
+                p += &pick(&items);
+            }
+            p += &pick(&["]", "]", "]", "]", "]", ""]);
+            p += &pick(&quant);
+            p += &pick(&["", "", "", "", "", "", "", "a", "]"]);
+            total += 1;
+            let Some(d) = CompiledRegex::direct(&p, &limits) else {
+                continue;
+            };
+            read += 1;
+            let r =
+                CompiledRegex::parsed(&p, &limits, false).unwrap_or_else(|e| panic!("{p}: {e}"));
+            same(&p, &d, &r);
+            assert!(
+                CompiledRegex::new(&p, &limits).unwrap().simple.is_some(),
+                "{p}"
+            );
+        }
+        assert!(read * 20 > total, "{read} of {total} read");
     }
 
     /// Automata without ASCII capitals over lowered text answer as those of the pattern with

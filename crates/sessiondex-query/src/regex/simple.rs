@@ -111,6 +111,12 @@ impl Simple {
         })
     }
 
+    /// The literal, the class's bits and the run's bounds (for comparing two forms).
+    #[cfg(test)]
+    pub(super) fn parts(&self) -> (&[u8], u128, usize, usize) {
+        (self.literal.needle(), self.class, self.min, self.max)
+    }
+
     /// How many bytes of the class follow `at` in `hay`, counting at most `cap`.
     fn run_at(&self, hay: &[u8], at: usize, cap: usize) -> usize {
         hay.get(at..).map_or(0, |rest| {
