@@ -392,6 +392,8 @@ impl CompiledRegex {
             None => Some(forward_dfa(&hir, limits)?),
         };
 
+        #[cfg(not(target_arch = "wasm32"))]
+        let full_hir = OnceLock::from(full_hir);
         Ok(CompiledRegex {
             pattern: pattern.to_owned(),
             fst_prefix,
@@ -404,7 +406,7 @@ impl CompiledRegex {
             fwd,
             simple,
             hir,
-            full_hir: full_hir.into(),
+            full_hir,
             dropped,
             limits: *limits,
             rev: OnceLock::new(),
