@@ -1621,9 +1621,16 @@ impl Search<'_> {
                     }
                 };
                 self.reserve_entries(picked.len(), 0);
+                // Each entry's length and class read from their columns, cut once (not an
+                // entry's view and its column lookups for each).
+                let stats = shard.entry_stats().map_err(ce)?;
                 for &i in picked {
-                    let e = shard.entry(i as usize).ok_or_else(corrupt)?;
-                    self.push_entry(slot, i, e.token_len(), weight(&e)?, &[]);
+                    let at = i as usize;
+                    if at >= n {
+                        return Err(corrupt());
+                    }
+                    let w = provenance_weight(stats.class(at).map_err(ce)?, ops);
+                    self.push_entry(slot, i, stats.token_len(at), w, &[]);
                 }
             }
             Matcher::Terms { terms, fuzzy } => {
