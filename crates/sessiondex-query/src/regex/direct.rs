@@ -17,8 +17,8 @@
 //! letters lowered (case folding makes each a class of both cases, and the capitals are
 //! left out), the class's letters lowered, and the repetition as written.
 
-/// Longest literal read (the simple form's own bound).
-const MAX_LITERAL: usize = 32;
+// The longest literal read is the simple form's own bound.
+use super::simple::MAX_LITERAL;
 
 /// A literal and a run of one class, as [`read`] finds them.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,7 +16,7 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 use super::RegexLimits;
 
 /// Longest literal taken (bytes): the DFA such a pattern replaces has about a state per byte.
-const MAX_LITERAL: usize = 32;
+pub(super) const MAX_LITERAL: usize = 32;
 /// Largest `min` or bounded `max` of the run taken: the DFA has about a state per repetition.
 const MAX_COUNT: u32 = 16;
 /// Smallest NFA, DFA and determinization limits under which a pattern is taken: its DFA has
