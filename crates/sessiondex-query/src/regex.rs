@@ -303,15 +303,15 @@ impl CompiledRegex {
             greedy: true,
             sub: Box::new(Hir::class(Class::Unicode(ClassUnicode::new(class)))),
         });
-        let hir = Hir::concat(vec![Hir::literal(shape.literal.clone()), run]);
         let lowers = shape.has_letters();
-        let simple = Simple::of(&hir, lowers, limits)?;
         // What case folding adds to `s` and `k`, and the parser's path takes out again.
         let dropped: Vec<char> = [(b's', '\u{17f}'), (b'k', '\u{212a}')]
             .into_iter()
             .filter(|&(b, _)| shape.holds(b))
             .map(|(_, c)| c)
             .collect();
+        let hir = Hir::concat(vec![Hir::literal(shape.literal), run]);
+        let simple = Simple::of(&hir, lowers, limits)?;
         // Those code points are letters: the pattern as parsed spans tokens, has a least
         // length and anchors as this one does.
         let nonempty = hir.properties().minimum_len().is_some_and(|n| n > 0);
