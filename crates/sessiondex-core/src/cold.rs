@@ -282,8 +282,8 @@ fn collect_into(terms: &mut TermCollector, sel: &Selection, policy: &Policy) -> 
     let mut failed = None;
     for r in &sel.records {
         for part in [policy.text(r), policy.thinking(r)].into_iter().flatten() {
-            crate::for_each_token(part, |t| {
-                if let Err(e) = terms.insert(t.as_bytes()) {
+            terms.insert_tokens(part, |id| {
+                if let Err(e) = id {
                     failed.get_or_insert(e);
                 }
             });

@@ -407,9 +407,9 @@ fn postings_and_columns(
         let mut len = 0u32;
         // Every token of the indexed text, also past the stored cut.
         for part in [policy.text(r), policy.thinking(r)].into_iter().flatten() {
-            crate::for_each_token(part, |t| {
+            ids.insert_tokens(part, |id| {
                 len = len.saturating_add(1);
-                let Ok(id) = ids.insert(t.as_bytes()) else {
+                let Ok(id) = id else {
                     too_many = true;
                     return;
                 };

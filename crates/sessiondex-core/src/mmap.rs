@@ -1,6 +1,7 @@
 //! Read-only memory maps of index files (feature `mmap`).
 //!
-//! The only `unsafe` of the crate: mapping a file. Readers stay safe code over `&[u8]`.
+//! The crate's `unsafe` for reading: mapping a file. Readers stay safe code over `&[u8]`.
+//! (The others are `syncfs` in `store` and a cache prefetch hint in `terms`.)
 
 use std::fs::File;
 use std::path::Path;
