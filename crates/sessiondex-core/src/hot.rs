@@ -382,12 +382,13 @@ fn postings_and_columns(
     mut summary: SessionSummary,
     table: bool,
 ) -> Result<Aligned> {
-    // Postings per term id (ids in order of first sight); `counts`/`seen` are the current
-    // entry's term frequencies. One allocation per distinct term of the session, none per
-    // token or per entry.
+    // Every posting as `(term id, entry, frequency)`, in entry order (ids in order of first
+    // sight), placed by term once every entry is read. `counts[id]` holds the current entry's
+    // frequency of a term and how many entries held it before; `seen`, the current entry's
+    // terms. No allocation per distinct term, token or entry.
     let mut st = StrTableBuilder::new();
-    let mut lists: Vec<Vec<(u32, u32)>> = Vec::new();
-    let mut counts: Vec<u32> = Vec::new();
+    let mut postings: Vec<(u32, u32, u32)> = Vec::new();
+    let mut counts: Vec<[u32; 2]> = Vec::new();
     let mut seen: Vec<u32> = Vec::new();
     let mut too_many = false;
     let mut truncated = 0u64;
@@ -413,11 +414,10 @@ fn postings_and_columns(
                     too_many = true;
                     return;
                 };
-                if id as usize == lists.len() {
-                    lists.push(Vec::new());
-                    counts.push(0);
+                if id as usize == counts.len() {
+                    counts.push([0, 0]);
                 }
-                let c = &mut counts[id as usize];
+                let c = &mut counts[id as usize][0];
                 if *c == 0 {
                     seen.push(id);
                 }
@@ -432,8 +432,9 @@ fn postings_and_columns(
         }
         total_tokens += u64::from(len);
         for id in seen.drain(..) {
-            let c = std::mem::take(&mut counts[id as usize]);
-            lists[id as usize].push((ord, c));
+            let [c, df] = &mut counts[id as usize];
+            postings.push((id, ord, std::mem::take(c)));
+            *df += 1;
         }
         p.lengths.push(len);
         p.class.push(class_code(r.class));
@@ -474,18 +475,29 @@ fn postings_and_columns(
     p.total_tokens = total_tokens;
     let sorted = ids.sorted_with_ids();
     let mut terms = fst::MapBuilder::memory();
-    let total: usize = lists.iter().map(Vec::len).sum();
-    p.post_entries.reserve_exact(total);
-    p.post_tf.reserve_exact(total);
+    // Each term's postings start where the terms before it in byte order end: `counts[id][0]`
+    // becomes that start, then the next free place as the postings are placed. A term's
+    // postings stay in entry order.
     p.post_starts.reserve_exact(sorted.len() + 1);
     p.post_starts.push(0);
+    let mut end = 0u32;
     for (ord, &(term, id)) in sorted.iter().enumerate() {
         terms.insert(term, ord as u64)?;
-        for &(e, c) in &lists[id as usize] {
-            p.post_entries.push(e);
-            p.post_tf.push(c);
-        }
-        p.post_starts.push(format::to_u32(p.post_entries.len())?);
+        let [start, df] = &mut counts[id as usize];
+        *start = end;
+        end = end
+            .checked_add(*df)
+            .ok_or_else(|| Error::new(ErrorKind::TooLarge, "more than 2^32 postings"))?;
+        p.post_starts.push(end);
+    }
+    p.post_entries = vec![0; postings.len()];
+    p.post_tf = vec![0; postings.len()];
+    for (id, e, c) in postings {
+        let at = &mut counts[id as usize][0];
+        let k = *at as usize;
+        *at += 1;
+        p.post_entries[k] = e;
+        p.post_tf[k] = c;
     }
     p.terms = terms.into_inner()?;
     if table {
