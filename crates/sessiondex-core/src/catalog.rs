@@ -17,8 +17,11 @@
 //!   where that is smaller, a bitmap of every session (see docs/format.md); every session's
 //!   vocabulary joins it, hot and cold, so a term query opens only the sessions that hold one
 //!   of its terms (and the map is the one copy of a cold session's vocabulary);
-//! - `ids`, `id_post_starts`, `id_post_bytes`: the same for [`id_key`]s of session ids,
-//!   entry ids and operation addresses (an id lookup opens only sessions sharing a key);
+//! - `ids`, `id_blocks`, `id_post_starts`, `id_post_bytes`: the same for [`id_key`]s of
+//!   session ids, entry ids and operation addresses (an id lookup opens only sessions sharing
+//!   a key), but the keys are a sorted table front-coded in blocks of [`ID_BLOCK`], found by
+//!   halves over the blocks' first keys: only ever looked up whole, they need no FST, whose
+//!   build took three times as long as the term map's for as many keys;
 //! - u64 columns `hot_entries`, `hot_tokens`: a hot shard's entry and token totals, so BM25
 //!   statistics over every hot session need no shard opened.
 
@@ -32,7 +35,7 @@ use crate::format::{self, Aligned, Col, FileKind, StrCol, StrTableBuilder};
 use crate::summary::{
     branches_code, branches_from, format_code, Coverage, CoverageReason, SessionSummary,
 };
-use crate::terms::{TermList, TermListBuilder};
+use crate::terms::{Cursor, TermList, TermListBuilder};
 
 /// The payload schema text, hashed into the header's schema fingerprint.
 pub(crate) const SCHEMA: &str = "catalog/1 {branches:u8 strings:bytes string_offsets:[u32] \
@@ -42,7 +45,8 @@ error_count untimed_count source_bytes cache_bytes size inode:[u64] first_ts las
 files:[u32] files_offsets:[u32] tools:[u32] tool_counts:[u64] tools_offsets:[u32] \
 reasons:[u32] reason_counts:[u64] reasons_offsets:[u32] link_kinds:[u32] link_targets:[u32] \
 links_offsets:[u32] terms:fst-map post_starts:[u32] post_bytes:postings/2 \
-hot_entries hot_tokens:[u64] ids:fst-map id_post_starts:[u32] id_post_bytes:postings/2}";
+hot_entries hot_tokens:[u64] ids:keys/16 id_blocks:[u32] id_post_starts:[u32] \
+id_post_bytes:postings/2}";
 
 /// Which tier holds a session's index file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -172,6 +176,7 @@ pub(crate) struct CatalogPayload {
     hot_entries: Vec<u64>,
     hot_tokens: Vec<u64>,
     ids: Vec<u8>,
+    id_blocks: Vec<u32>,
     id_post_starts: Vec<u32>,
     id_post_bytes: Vec<u8>,
 }
@@ -719,7 +724,7 @@ impl CatalogBuilder {
             }
             _ => None,
         };
-        let from = |map: Col, starts: Col, bytes: Col| {
+        let from = |map: OldMap, starts: Col, bytes: Col| {
             carried.as_ref().map(|(cat, renumber)| Carried {
                 cat: *cat,
                 map,
@@ -738,12 +743,24 @@ impl CatalogBuilder {
         let id_parts = parts.split_off(n_vocab);
         let n = self.p.tier.len();
         let (terms, ids) = both(
-            || merge(&parts, from(c.terms, c.post_starts, c.post_bytes), n),
-            || merge(&id_parts, from(c.ids, c.id_post_starts, c.id_post_bytes), n),
+            || {
+                let mut keys = fst::MapBuilder::memory();
+                let old = from(OldMap::Fst(c.terms), c.post_starts, c.post_bytes);
+                let postings = merge(&parts, old, n, &mut keys)?;
+                Ok::<_, Error>((keys.into_inner()?, postings))
+            },
+            || {
+                let mut keys = KeyTableBuilder::default();
+                let old = from(OldMap::Table, c.id_post_starts, c.id_post_bytes);
+                let postings = merge(&id_parts, old, n, &mut keys)?;
+                Ok::<_, Error>((keys.finish()?, postings))
+            },
         );
-        (self.p.terms, self.p.post_starts, self.p.post_bytes) = terms?;
-        (self.p.ids, self.p.id_post_starts, self.p.id_post_bytes) =
+        (self.p.terms, (self.p.post_starts, self.p.post_bytes)) = terms?;
+        let ((ids, id_blocks), (id_post_starts, id_post_bytes)) =
             ids.ok_or_else(|| Error::corrupt("the id map merge did not finish"))??;
+        (self.p.ids, self.p.id_blocks) = (ids, id_blocks);
+        (self.p.id_post_starts, self.p.id_post_bytes) = (id_post_starts, id_post_bytes);
         self.p.strings = std::mem::take(&mut self.st.bytes);
         self.p.string_offsets = std::mem::take(&mut self.st.offsets);
         let _ = self.branches;
@@ -758,10 +775,197 @@ impl CatalogBuilder {
 /// ordinals are renumbered (`u32::MAX`: not carried).
 struct Carried<'c, B> {
     cat: &'c Catalog<B>,
-    map: Col,
+    map: OldMap,
     starts: Col,
     bytes: Col,
     renumber: &'c [u32],
+}
+
+/// Which of a previous catalog's maps [`merge`] carries: the term map's FST (its column) or
+/// the id key table.
+#[derive(Clone, Copy)]
+enum OldMap {
+    Fst(Col),
+    Table,
+}
+
+/// A previous catalog's keys in order, as [`merge`] reads them.
+enum OldKeys<'m> {
+    Fst(fst::map::Stream<'m>),
+    Table(KeyCursor<'m>),
+}
+
+impl OldKeys<'_> {
+    /// The next key, copied into `key`, and its ordinal; `None` after the last.
+    fn next_into(&mut self, key: &mut Vec<u8>) -> Result<Option<u64>> {
+        use fst::Streamer;
+        match self {
+            OldKeys::Fst(s) => Ok(s.next().map(|(t, v)| {
+                key.clear();
+                key.extend_from_slice(t);
+                v
+            })),
+            OldKeys::Table(c) => c.next_into(key),
+        }
+    }
+}
+
+/// Where [`merge`] puts the merged keys, in order, each with its ordinal.
+trait KeySink {
+    fn put(&mut self, key: &[u8], ord: u64) -> Result<()>;
+}
+
+impl KeySink for fst::MapBuilder<Vec<u8>> {
+    fn put(&mut self, key: &[u8], ord: u64) -> Result<()> {
+        Ok(self.insert(key, ord)?)
+    }
+}
+
+impl KeySink for KeyTableBuilder {
+    fn put(&mut self, key: &[u8], _ord: u64) -> Result<()> {
+        self.insert(key)
+    }
+}
+
+/// Keys in a block of the id key table.
+pub const ID_BLOCK: usize = 16;
+
+/// Builds the catalog's id key table from keys in strictly ascending order: blocks of
+/// [`ID_BLOCK`] keys (the last may hold fewer), each front-coded as a [`TermList`] of its own,
+/// so that its first key is stored whole; and where each block starts in the bytes, then
+/// where the last one ends. Key `k` is the `k % ID_BLOCK`-th of block `k / ID_BLOCK`.
+#[derive(Default)]
+struct KeyTableBuilder {
+    bytes: Vec<u8>,
+    blocks: Vec<u32>,
+    last: Vec<u8>,
+    len: usize,
+}
+
+impl KeyTableBuilder {
+    /// Appends `key`.
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when `key` is not above the key before it; `index_too_large` past
+    /// `u32` bytes.
+    fn insert(&mut self, key: &[u8]) -> Result<()> {
+        if self.len > 0 && key <= self.last.as_slice() {
+            return Err(Error::corrupt("id keys out of order"));
+        }
+        let prev: &[u8] = if self.len.is_multiple_of(ID_BLOCK) {
+            self.blocks.push(format::to_u32(self.bytes.len())?);
+            &[]
+        } else {
+            &self.last
+        };
+        crate::terms::encode_after(&mut self.bytes, prev, key)?;
+        self.last.clear();
+        self.last.extend_from_slice(key);
+        self.len += 1;
+        Ok(())
+    }
+
+    /// The table's bytes and block starts (with the end after them).
+    fn finish(mut self) -> Result<(Vec<u8>, Vec<u32>)> {
+        self.blocks.push(format::to_u32(self.bytes.len())?);
+        Ok((self.bytes, self.blocks))
+    }
+}
+
+/// A catalog's id key table, read in place: `len` keys, `blocks` the block starts.
+#[derive(Clone, Copy)]
+struct KeyTable<'a> {
+    base: &'a [u8],
+    bytes: &'a [u8],
+    blocks: Col,
+    len: usize,
+}
+
+impl<'a> KeyTable<'a> {
+    /// Block `b`'s bytes and how many keys it holds.
+    fn block(&self, b: usize) -> Result<(&'a [u8], usize)> {
+        let first = b.checked_mul(ID_BLOCK).filter(|&f| f < self.len);
+        let span = first.and_then(|_| self.blocks.span(self.base, b));
+        match (first, span.and_then(|r| self.bytes.get(r))) {
+            (Some(first), Some(bytes)) => Ok((bytes, ID_BLOCK.min(self.len - first))),
+            _ => Err(missing()),
+        }
+    }
+
+    /// The ordinal of `key`, if the table holds it: the last block whose first key is not
+    /// above it is found by halves, then read in order.
+    fn ordinal(&self, key: &[u8]) -> Result<Option<u64>> {
+        let starts = self.blocks.raw(self.base, 4).ok_or_else(missing)?;
+        // Block `b`'s first key (only where the block starts is read: its end is checked
+        // when it is read whole).
+        let first = |b: usize| -> Result<&[u8]> {
+            let w = starts.get(b * 4..b * 4 + 4).ok_or_else(missing)?;
+            let start = u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize;
+            crate::terms::first_term(self.bytes.get(start..).ok_or_else(missing)?)
+        };
+        let (mut lo, mut hi) = (0, self.len.div_ceil(ID_BLOCK));
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if first(mid)? <= key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let Some(b) = lo.checked_sub(1) else {
+            return Ok(None);
+        };
+        let (bytes, count) = self.block(b)?;
+        let i = crate::terms::position(bytes, count, key)?;
+        Ok(i.map(|i| (b * ID_BLOCK + i) as u64))
+    }
+}
+
+/// Reads a [`KeyTable`] in order, each block checked whole as it is left.
+struct KeyCursor<'a> {
+    table: KeyTable<'a>,
+    /// The reader of the block being read.
+    at: Option<Cursor<'a>>,
+    /// The ordinal of the next key.
+    next: usize,
+}
+
+impl<'a> KeyCursor<'a> {
+    fn new(table: KeyTable<'a>) -> KeyCursor<'a> {
+        KeyCursor {
+            table,
+            at: None,
+            next: 0,
+        }
+    }
+
+    /// The next key, copied into `key`, and its ordinal; `None` after the last. `key` holds
+    /// the key given before (a block's first key is checked to be above it).
+    ///
+    /// # Errors
+    ///
+    /// `index_corrupt` when a block is damaged or its keys are not above the key before it.
+    fn next_into(&mut self, key: &mut Vec<u8>) -> Result<Option<u64>> {
+        loop {
+            if let Some(c) = &mut self.at {
+                if let Some(t) = c.next_term()? {
+                    if self.next.is_multiple_of(ID_BLOCK) && self.next > 0 && t <= key.as_slice() {
+                        return Err(Error::corrupt("id keys out of order"));
+                    }
+                    key.clear();
+                    key.extend_from_slice(t);
+                    self.next += 1;
+                    return Ok(Some((self.next - 1) as u64));
+                }
+            }
+            if self.next >= self.table.len {
+                return Ok(None);
+            }
+            let (bytes, count) = self.table.block(self.next / ID_BLOCK)?;
+            self.at = Some(Cursor::over(bytes, count));
+        }
+    }
 }
 
 /// The union of parts already merged and of a previous catalog's map when given: a term map
@@ -775,29 +979,30 @@ fn merge<B: AsRef<[u8]>>(
     parts: &[Folded],
     carried: Option<Carried<'_, B>>,
     n: usize,
-) -> Result<(Vec<u8>, Vec<u32>, Vec<u8>)> {
-    use fst::Streamer;
-    let mut terms = fst::MapBuilder::memory();
+    terms: &mut impl KeySink,
+) -> Result<(Vec<u32>, Vec<u8>)> {
     let mut post_starts = vec![0u32];
     let mut post_bytes = Vec::new();
     let old_map = match &carried {
-        Some(c) => Some(fst::Map::new(
-            c.map.bytes(c.cat.base()).ok_or_else(missing)?,
-        )?),
-        None => None,
+        Some(Carried {
+            cat,
+            map: OldMap::Fst(col),
+            ..
+        }) => Some(fst::Map::new(col.bytes(cat.base()).ok_or_else(missing)?)?),
+        _ => None,
     };
-    let mut old = old_map.as_ref().map(fst::Map::stream);
+    let mut old = match (&carried, &old_map) {
+        (Some(_), Some(m)) => Some(OldKeys::Fst(m.stream())),
+        (Some(c), None) => Some(OldKeys::Table(KeyCursor::new(c.cat.id_table()?))),
+        (None, _) => None,
+    };
     // The previous catalog's current term and its ordinal there.
     let mut old_key: Vec<u8> = Vec::new();
-    let mut advance_old = |key: &mut Vec<u8>| {
-        let next = old.as_mut().and_then(|s| s.next());
-        next.map(|(t, v)| {
-            key.clear();
-            key.extend_from_slice(t);
-            v
-        })
+    let mut advance_old = |key: &mut Vec<u8>| match old.as_mut() {
+        Some(o) => o.next_into(key),
+        None => Ok(None),
     };
-    let mut old_at = advance_old(&mut old_key);
+    let mut old_at = advance_old(&mut old_key)?;
     // `pos[p]`: part `p`'s current term; the heap holds the parts not yet exhausted.
     let mut pos = vec![0usize; parts.len()];
     let less =
@@ -831,7 +1036,7 @@ fn merge<B: AsRef<[u8]>>(
                     _ => {}
                 }
             })?;
-            old_at = advance_old(&mut old_key);
+            old_at = advance_old(&mut old_key)?;
         }
         while let Some(&p) = heap.first() {
             let r = pos[p];
@@ -853,11 +1058,11 @@ fn merge<B: AsRef<[u8]>>(
             sessions.dedup();
         }
         write_postings(&mut post_bytes, &sessions, n)?;
-        terms.insert(&key, ord)?;
+        terms.put(&key, ord)?;
         ord += 1;
         post_starts.push(format::to_u32(post_bytes.len())?);
     }
-    Ok((terms.into_inner()?, post_starts, post_bytes))
+    Ok((post_starts, post_bytes))
 }
 
 /// Restores the heap order of `heap` below `at` (a min-heap by `less`).
@@ -1260,6 +1465,7 @@ struct Cols {
     hot_entries: Col,
     hot_tokens: Col,
     ids: Col,
+    id_blocks: Col,
     id_post_starts: Col,
     id_post_bytes: Col,
 }
@@ -1353,6 +1559,7 @@ impl<B: AsRef<[u8]>> Catalog<B> {
             hot_entries: c!(hot_entries),
             hot_tokens: c!(hot_tokens),
             ids: c!(ids),
+            id_blocks: c!(id_blocks),
             id_post_starts: c!(id_post_starts),
             id_post_bytes: c!(id_post_bytes),
         };
@@ -1400,8 +1607,8 @@ impl<B: AsRef<[u8]>> Catalog<B> {
         if cols.post_starts.len() != term_count + 1 {
             return Err(Error::corrupt("postings do not match the term map"));
         }
-        let ids = fst::Map::from(format::checked_fst(a.ids.as_slice())?);
-        if cols.id_post_starts.len() != ids.len() + 1 {
+        let id_count = cols.id_post_starts.len().checked_sub(1);
+        if id_count.is_none_or(|k| cols.id_blocks.len() != k.div_ceil(ID_BLOCK) + 1) {
             return Err(Error::corrupt("postings do not match the id map"));
         }
         let branches = branches_from(a.branches)?;
@@ -1737,17 +1944,28 @@ impl<B: AsRef<[u8]>> Catalog<B> {
     pub fn validate_maps(&self) -> Result<()> {
         use fst::Streamer;
         let c = self.cols;
-        for (map, starts, bytes) in [
-            (c.terms, c.post_starts, c.post_bytes),
-            (c.ids, c.id_post_starts, c.id_post_bytes),
-        ] {
-            let m = fst::Map::new(map.bytes(self.base()).ok_or_else(missing)?)?;
-            let mut stream = m.stream();
-            while let Some((_, ord)) = stream.next() {
-                self.each_posting(starts, bytes, ord, |_| {})?;
-            }
+        let terms = self.terms()?;
+        let mut stream = terms.stream();
+        while let Some((_, ord)) = stream.next() {
+            self.each_posting(c.post_starts, c.post_bytes, ord, |_| {})?;
+        }
+        let mut keys = KeyCursor::new(self.id_table()?);
+        let mut key = Vec::new();
+        while let Some(ord) = keys.next_into(&mut key)? {
+            self.each_posting(c.id_post_starts, c.id_post_bytes, ord, |_| {})?;
         }
         Ok(())
+    }
+
+    /// The id key table.
+    fn id_table(&self) -> Result<KeyTable<'_>> {
+        let base = self.base();
+        Ok(KeyTable {
+            base,
+            bytes: self.cols.ids.bytes(base).ok_or_else(missing)?,
+            blocks: self.cols.id_blocks,
+            len: self.cols.id_post_starts.len().saturating_sub(1),
+        })
     }
 
     /// Each cold session's vocabulary as the merged term map holds it (the only place it is
@@ -1803,8 +2021,7 @@ impl<B: AsRef<[u8]>> Catalog<B> {
     ///
     /// `index_corrupt` on damage.
     pub fn sessions_with_id_key(&self, key: &str) -> Result<Vec<u32>> {
-        let b = self.cols.ids.bytes(self.base()).ok_or_else(missing)?;
-        match fst::Map::new(b)?.get(key) {
+        match self.id_table()?.ordinal(key.as_bytes())? {
             Some(ord) => self.postings(self.cols.id_post_starts, self.cols.id_post_bytes, ord),
             None => Ok(Vec::new()),
         }
@@ -2069,6 +2286,86 @@ mod tests {
                 folded.each_session(ord, |s| got.push(s)).unwrap();
                 proptest::prop_assert_eq!(got, want);
             }
+        }
+
+        /// The id key table finds every key a session gave, with exactly the sessions that
+        /// gave it, and no other key: keys of 0 to 40 bytes (an empty one, long ones past a
+        /// short header, shared prefixes), one to several blocks of them. Read in order it
+        /// holds every key once; carried over to a new catalog it is the same table.
+        #[test]
+        fn the_id_key_table_finds_each_key_and_no_other(
+            keys in proptest::collection::vec("[abé\\x00]{0,40}", 0..90),
+            probes in proptest::collection::vec("[abé\\x00]{0,40}", 0..30),
+            sessions in 1usize..6,
+        ) {
+            let entry = |i: usize| CatalogEntry {
+                summary: SessionSummary {
+                    session_id: format!("s{i}"),
+                    file: format!("/s/{i}.jsonl"),
+                    ..SessionSummary::default()
+                },
+                tier: Tier::Cold,
+                identity: SourceIdentity {
+                    path: format!("/s/{i}.jsonl"),
+                    ..SourceIdentity::default()
+                },
+                policy_fingerprint: "p".into(),
+                format_version: 4,
+            };
+            // Key `k` goes to the sessions `s` with `(k + s) % 3 != 0`, at least one.
+            let mut want: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
+            let mut per: Vec<std::collections::BTreeSet<String>> =
+                vec![Default::default(); sessions];
+            for (k, key) in keys.iter().enumerate() {
+                let to: Vec<usize> = (0..sessions).filter(|s| (k + s) % 3 != 0).collect();
+                let to = if to.is_empty() { vec![k % sessions] } else { to };
+                for s in to {
+                    per[s].insert(key.clone());
+                }
+            }
+            for (s, set) in per.iter().enumerate() {
+                for key in set {
+                    want.entry(key.clone()).or_default().push(s as u32);
+                }
+            }
+            let build = || {
+                let mut b = CatalogBuilder::new(Branches::Active);
+                for (s, set) in per.iter().enumerate() {
+                    let terms = SessionTerms {
+                        id_keys: Some(key_set(set.iter()).unwrap()),
+                        ..SessionTerms::default()
+                    };
+                    b.add_with(&entry(s), terms).unwrap();
+                }
+                b.finish().unwrap()
+            };
+            let bytes = build();
+            let cat = Catalog::open(bytes.as_slice()).unwrap();
+            cat.validate_maps().unwrap();
+            for (key, sessions) in &want {
+                proptest::prop_assert_eq!(&cat.sessions_with_id_key(key).unwrap(), sessions);
+            }
+            for probe in &probes {
+                let got = cat.sessions_with_id_key(probe).unwrap();
+                proptest::prop_assert_eq!(got, want.get(probe).cloned().unwrap_or_default());
+            }
+            let table = cat.id_table().unwrap();
+            let mut cursor = KeyCursor::new(table);
+            let mut key = Vec::new();
+            let mut read = Vec::new();
+            while let Some(ord) = cursor.next_into(&mut key).unwrap() {
+                proptest::prop_assert_eq!(ord, read.len() as u64);
+                proptest::prop_assert_eq!(table.ordinal(&key).unwrap(), Some(ord));
+                read.push(key.clone());
+            }
+            let keys: Vec<Vec<u8>> = want.keys().map(|k| k.as_bytes().to_vec()).collect();
+            proptest::prop_assert_eq!(read, keys);
+            let mut b = CatalogBuilder::new(Branches::Active);
+            for s in 0..sessions {
+                b.add_carried(&entry(s), &cat, s).unwrap();
+            }
+            let carried = b.finish_from(Some(&cat)).unwrap();
+            proptest::prop_assert_eq!(carried.as_slice(), bytes.as_slice());
         }
     }
 

@@ -79,7 +79,9 @@ use crate::error::{Error, ErrorKind, Result};
 /// 13: a session's summary (a hot shard's and the catalog's row) counts the records without a
 /// timestamp, so a time range over a cold session can tell whether its first and last times
 /// speak for every record.
-pub const FORMAT_VERSION: u32 = 13;
+///
+/// 14: the catalog's id keys are a sorted table front-coded in blocks, not an FST.
+pub const FORMAT_VERSION: u32 = 14;
 /// Required alignment of the start of a file's bytes in memory.
 pub const ALIGN: usize = 16;
 /// Header length in bytes.

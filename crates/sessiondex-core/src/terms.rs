@@ -5,7 +5,9 @@
 //! and id keys this way until the catalog is written. Nothing looks a term up in these lists
 //! at query time (the catalog's merged maps answer that), so they need only be small and
 //! read in order; building one is a copy of the sorted terms, where an FST costs a node
-//! registry and a hash of every node.
+//! registry and a hash of every node. The catalog's id key table is such lists too, one per
+//! block of sixteen keys, looked up by each block's first key (`first_term`) and then in
+//! the block (`position`).
 //!
 //! ```text
 //! per term: header, then the suffix bytes
@@ -56,23 +58,9 @@ impl TermListBuilder {
         if self.len > 0 && term <= self.prev.as_slice() {
             return Err(Error::corrupt("term list out of order"));
         }
-        let shared = self
-            .prev
-            .iter()
-            .zip(term)
-            .take_while(|(a, b)| a == b)
-            .count();
-        let suffix = &term[shared..];
-        if shared < 15 && suffix.len() < 16 {
-            self.bytes.push(((shared as u8) << 4) | suffix.len() as u8);
-        } else {
-            self.bytes.push(LONG);
-            write_varint(&mut self.bytes, crate::format::to_u32(shared)?);
-            write_varint(&mut self.bytes, crate::format::to_u32(suffix.len())?);
-        }
-        self.bytes.extend_from_slice(suffix);
+        let shared = encode_after(&mut self.bytes, &self.prev, term)?;
         self.prev.truncate(shared);
-        self.prev.extend_from_slice(suffix);
+        self.prev.extend_from_slice(&term[shared..]);
         self.len += 1;
         Ok(())
     }
@@ -85,6 +73,103 @@ impl TermListBuilder {
             len: self.len,
         }
     }
+}
+
+/// Appends `term` to `out` front-coded after `prev` (the term before it in its list, empty
+/// for a list's first) and returns the length of the prefix they share. The caller keeps the
+/// order: `term` above `prev`.
+///
+/// # Errors
+///
+/// `index_too_large` for a term past `u32` bytes.
+pub(crate) fn encode_after(out: &mut Vec<u8>, prev: &[u8], term: &[u8]) -> Result<usize> {
+    let shared = prev.iter().zip(term).take_while(|(a, b)| a == b).count();
+    let suffix = &term[shared..];
+    if shared < 15 && suffix.len() < 16 {
+        out.push(((shared as u8) << 4) | suffix.len() as u8);
+    } else {
+        out.push(LONG);
+        write_varint(out, crate::format::to_u32(shared)?);
+        write_varint(out, crate::format::to_u32(suffix.len())?);
+    }
+    out.extend_from_slice(suffix);
+    Ok(shared)
+}
+
+/// The term at `at` in a list's `bytes`: the length it shares with the term before it and
+/// the suffix it adds; `at` moves past it.
+///
+/// # Errors
+///
+/// `index_corrupt` for a header that is invalid or not the short one where that would do,
+/// or bytes that end early.
+pub(crate) fn next_suffix<'a>(bytes: &'a [u8], at: &mut usize) -> Result<(usize, &'a [u8])> {
+    let bad = || Error::corrupt("term list damaged");
+    let h = *bytes.get(*at).ok_or_else(bad)?;
+    *at += 1;
+    let (shared, len) = match h {
+        LONG => {
+            let s = read_varint(bytes, at).ok_or_else(bad)? as usize;
+            let l = read_varint(bytes, at).ok_or_else(bad)? as usize;
+            if s < 15 && l < 16 {
+                // A short header would have done.
+                return Err(bad());
+            }
+            (s, l)
+        }
+        h if h < 0xF0 => (usize::from(h >> 4), usize::from(h & 0x0F)),
+        _ => return Err(bad()),
+    };
+    let end = at.checked_add(len).ok_or_else(bad)?;
+    let suffix = bytes.get(*at..end).ok_or_else(bad)?;
+    *at = end;
+    Ok((shared, suffix))
+}
+
+/// The first term of a list's `bytes`, read in place: it shares nothing, so it is stored
+/// whole.
+///
+/// # Errors
+///
+/// `index_corrupt` when the bytes hold no first term as [`Cursor`] reads it.
+pub(crate) fn first_term(bytes: &[u8]) -> Result<&[u8]> {
+    match next_suffix(bytes, &mut 0)? {
+        (0, term) => Ok(term),
+        _ => Err(Error::corrupt("term list damaged")),
+    }
+}
+
+/// The position of `key` among the first `count` terms of a list's `bytes`, if it is one of
+/// them, found without writing a term out: the terms are read in order while they are
+/// below `key`, keeping the length `m` of the prefix the current term shares with `key`. A
+/// term that shares more than `m` with the one before is below `key` too, one that shares
+/// less is above it, and only one that shares exactly `m` is compared, from there on.
+///
+/// # Errors
+///
+/// `index_corrupt` for a term [`next_suffix`] refuses. The order of the terms is not checked
+/// (a list out of order gives a wrong answer, not a panic): [`Cursor`] checks it.
+pub(crate) fn position(bytes: &[u8], count: usize, key: &[u8]) -> Result<Option<usize>> {
+    let mut at = 0;
+    let mut m = 0;
+    for i in 0..count {
+        let (shared, suffix) = next_suffix(bytes, &mut at)?;
+        if i > 0 && shared != m {
+            if shared < m {
+                return Ok(None);
+            }
+            continue;
+        }
+        let rest = key.get(m..).unwrap_or_default();
+        let same = suffix.iter().zip(rest).take_while(|(a, b)| a == b).count();
+        match (suffix.get(same), rest.get(same)) {
+            (None, None) => return Ok(Some(i)),
+            (Some(_), None) => return Ok(None),
+            (Some(a), Some(b)) if a > b => return Ok(None),
+            _ => m += same,
+        }
+    }
+    Ok(None)
 }
 
 impl TermList<Vec<u8>> {
@@ -129,13 +214,7 @@ impl<B: AsRef<[u8]>> TermList<B> {
     /// A reader of the terms in order.
     #[must_use]
     pub fn cursor(&self) -> Cursor<'_> {
-        Cursor {
-            bytes: self.bytes.as_ref(),
-            at: 0,
-            left: self.len,
-            cur: Vec::new(),
-            started: false,
-        }
+        Cursor::over(self.bytes.as_ref(), self.len)
     }
 
     /// True when the list holds `term` (reads the list up to where `term` would be).
@@ -182,7 +261,18 @@ pub struct Cursor<'a> {
     started: bool,
 }
 
-impl Cursor<'_> {
+impl<'a> Cursor<'a> {
+    /// A reader of the list of `len` terms encoded in `bytes`.
+    pub(crate) fn over(bytes: &'a [u8], len: usize) -> Cursor<'a> {
+        Cursor {
+            bytes,
+            at: 0,
+            left: len,
+            cur: Vec::new(),
+            started: false,
+        }
+    }
+
     /// The next term, `None` after the last.
     ///
     /// # Errors
@@ -198,23 +288,7 @@ impl Cursor<'_> {
                 Err(bad())
             };
         }
-        let h = *self.bytes.get(self.at).ok_or_else(bad)?;
-        self.at += 1;
-        let (shared, suffix) = match h {
-            LONG => {
-                let s = read_varint(self.bytes, &mut self.at).ok_or_else(bad)? as usize;
-                let l = read_varint(self.bytes, &mut self.at).ok_or_else(bad)? as usize;
-                if s < 15 && l < 16 {
-                    // A short header would have done.
-                    return Err(bad());
-                }
-                (s, l)
-            }
-            h if h < 0xF0 => (usize::from(h >> 4), usize::from(h & 0x0F)),
-            _ => return Err(bad()),
-        };
-        let end = self.at.checked_add(suffix).ok_or_else(bad)?;
-        let tail = self.bytes.get(self.at..end).ok_or_else(bad)?;
+        let (shared, tail) = next_suffix(self.bytes, &mut self.at)?;
         // Canonical and ascending: the first term shares nothing (and may be empty); a later
         // one adds a non-empty suffix above the previous term's byte there (or past its end).
         let above = match (tail.first(), self.cur.get(shared)) {
@@ -227,7 +301,6 @@ impl Cursor<'_> {
             return Err(bad());
         }
         self.started = true;
-        self.at = end;
         self.cur.truncate(shared);
         self.cur.extend_from_slice(tail);
         self.left -= 1;
@@ -734,6 +807,25 @@ mod tests {
     }
 
     proptest! {
+        /// A key's position in a list, found without writing its terms out, is where it
+        /// stands among them, or `None` when it is none of them: terms of 0 to 40 bytes over
+        /// a few letters (long shared prefixes, suffixes past a short header), keys in the
+        /// list, between its terms, before and after them; and the first term read in place
+        /// is the first the cursor gives.
+        #[test]
+        fn position_is_where_the_key_stands(
+            terms in prop::collection::btree_set(prop::collection::vec(prop::sample::select(vec![0u8, b'a', b'b', 0xff]), 0..40), 1..20),
+            keys in prop::collection::vec(prop::collection::vec(prop::sample::select(vec![0u8, b'a', b'b', 0xff]), 0..40), 0..20),
+        ) {
+            let terms: Vec<Vec<u8>> = terms.into_iter().collect();
+            let l = TermList::from_sorted(&terms).unwrap();
+            prop_assert_eq!(first_term(l.as_bytes()).unwrap(), terms[0].as_slice());
+            for key in terms.iter().chain(&keys) {
+                let want = terms.iter().position(|t| t == key);
+                prop_assert_eq!(position(l.as_bytes(), l.len(), key).unwrap(), want);
+            }
+        }
+
         /// The collector's terms are the distinct inputs, sorted, each numbered in the order
         /// first met: short terms that differ in one byte anywhere (so every byte must
         /// count), long ones, the empty one, past the table's growth; cleared and filled

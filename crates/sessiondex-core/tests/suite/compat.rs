@@ -16,7 +16,8 @@
 //! digest) too; `v8/` is kept. Version 10 (a hot shard's entry lists per structural value)
 //! too; `v9/` is kept. Version 11 (a hot entry's NFKC flags) too; `v10/` is kept. Version
 //! 12 (a hot shard's term table) too; `v11/` is kept. Version 13 (a summary's count of
-//! records without a timestamp) too; `v12/` is kept.
+//! records without a timestamp) too; `v12/` is kept. Version 14 (the catalog's id keys as a
+//! table front-coded in blocks) too; `v13/` is kept.
 
 use std::path::PathBuf;
 
