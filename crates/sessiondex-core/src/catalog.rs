@@ -692,7 +692,7 @@ impl CatalogBuilder {
     /// `index_too_large` when a column overflows; `index_corrupt` when a vocabulary or id key
     /// list is damaged or a session was carried ([`CatalogBuilder::add_carried`]).
     pub fn finish(self) -> Result<Aligned> {
-        self.finish_from::<&[u8]>(None)
+        self.finish_with(None)
     }
 
     /// [`CatalogBuilder::finish`] with `old`, the catalog the carried sessions come from:
@@ -705,35 +705,47 @@ impl CatalogBuilder {
     ///
     /// As [`CatalogBuilder::finish`]; `index_corrupt` when `old` is damaged, or when sessions
     /// were carried and `old` is `None`.
-    pub fn finish_from<B: AsRef<[u8]> + Sync>(
-        mut self,
-        old: Option<&Catalog<B>>,
-    ) -> Result<Aligned> {
-        let carried = match old {
-            Some(cat) if !self.carried.is_empty() => {
-                let mut renumber = vec![u32::MAX; cat.len()];
-                for &(new, was) in &self.carried {
-                    if let Some(r) = renumber.get_mut(was as usize) {
-                        *r = new;
-                    }
-                }
-                Some((cat, renumber))
-            }
-            None if !self.carried.is_empty() => {
-                return Err(Error::corrupt("carried sessions without their catalog"));
-            }
-            _ => None,
+    pub fn finish_from<B: AsRef<[u8]> + Sync>(self, old: Option<&Catalog<B>>) -> Result<Aligned> {
+        let cat = match old {
+            Some(cat) if !self.carried.is_empty() => cat,
+            _ => return self.finish_with(None),
         };
-        let from = |map: OldMap, starts: Col, bytes: Col| {
-            carried.as_ref().map(|(cat, renumber)| Carried {
-                cat: *cat,
-                map,
-                starts,
-                bytes,
-                renumber,
-            })
+        let mut renumber = vec![u32::MAX; cat.len()];
+        for &(new, was) in &self.carried {
+            if let Some(r) = renumber.get_mut(was as usize) {
+                *r = new;
+            }
+        }
+        let c = cat.cols;
+        let terms = cat.terms()?;
+        let mut old_terms = Carried {
+            cat,
+            keys: OldKeys::Fst(terms.stream()),
+            starts: c.post_starts,
+            bytes: c.post_bytes,
+            renumber: &renumber,
         };
-        let c = old.map(|cat| cat.cols).unwrap_or_default();
+        let mut old_ids = Carried {
+            cat,
+            keys: OldKeys::Table(KeyCursor::new(cat.id_table()?)),
+            starts: c.id_post_starts,
+            bytes: c.id_post_bytes,
+            renumber: &renumber,
+        };
+        self.finish_with(Some([&mut old_terms, &mut old_ids]))
+    }
+
+    /// [`CatalogBuilder::finish_from`] with the previous catalog's two maps to carry (term map,
+    /// id map) when sessions are carried. Only `finish_from` makes them, so a build that never
+    /// carries (the browser's) holds none of their code.
+    fn finish_with(mut self, old: Option<[&mut (dyn OldMap + Send); 2]>) -> Result<Aligned> {
+        if old.is_none() && !self.carried.is_empty() {
+            return Err(Error::corrupt("carried sessions without their catalog"));
+        }
+        let [old_terms, old_ids] = match old {
+            Some([t, i]) => [Some(t), Some(i)],
+            None => [None, None],
+        };
         let threads = sessiondex_source::worker_threads();
         let mut runs = batches(std::mem::take(&mut self.vocabs), self.fold, threads);
         let n_vocab = runs.len();
@@ -745,14 +757,12 @@ impl CatalogBuilder {
         let (terms, ids) = both(
             || {
                 let mut keys = fst::MapBuilder::memory();
-                let old = from(OldMap::Fst(c.terms), c.post_starts, c.post_bytes);
-                let postings = merge(&parts, old, n, &mut keys)?;
+                let postings = merge(&parts, old_terms, n, &mut keys)?;
                 Ok::<_, Error>((keys.into_inner()?, postings))
             },
             || {
                 let mut keys = KeyTableBuilder::default();
-                let old = from(OldMap::Table, c.id_post_starts, c.id_post_bytes);
-                let postings = merge(&id_parts, old, n, &mut keys)?;
+                let postings = merge(&id_parts, old_ids, n, &mut keys)?;
                 Ok::<_, Error>((keys.finish()?, postings))
             },
         );
@@ -771,35 +781,36 @@ impl CatalogBuilder {
     }
 }
 
-/// One merged map of a previous catalog (`map`, with its posting columns) and how its session
+/// A previous catalog's merged map as [`merge`] carries it: its keys in order, and the
+/// sessions of each still carried, renumbered.
+trait OldMap {
+    /// The next key, copied into `key`, and its ordinal there; `None` after the last.
+    fn next_into(&mut self, key: &mut Vec<u8>) -> Result<Option<u64>>;
+
+    /// Pushes the carried sessions of ordinal `at`, renumbered, onto `out`.
+    fn sessions(&self, at: u64, out: &mut Vec<u32>) -> Result<()>;
+}
+
+/// One merged map of a previous catalog (its keys, its posting columns) and how its session
 /// ordinals are renumbered (`u32::MAX`: not carried).
 struct Carried<'c, B> {
     cat: &'c Catalog<B>,
-    map: OldMap,
+    keys: OldKeys<'c>,
     starts: Col,
     bytes: Col,
     renumber: &'c [u32],
 }
 
-/// Which of a previous catalog's maps [`merge`] carries: the term map's FST (its column) or
-/// the id key table.
-#[derive(Clone, Copy)]
-enum OldMap {
-    Fst(Col),
-    Table,
-}
-
-/// A previous catalog's keys in order, as [`merge`] reads them.
+/// A previous catalog's keys in order: its term map's or its id key table's.
 enum OldKeys<'m> {
     Fst(fst::map::Stream<'m>),
     Table(KeyCursor<'m>),
 }
 
-impl OldKeys<'_> {
-    /// The next key, copied into `key`, and its ordinal; `None` after the last.
+impl<B: AsRef<[u8]>> OldMap for Carried<'_, B> {
     fn next_into(&mut self, key: &mut Vec<u8>) -> Result<Option<u64>> {
         use fst::Streamer;
-        match self {
+        match &mut self.keys {
             OldKeys::Fst(s) => Ok(s.next().map(|(t, v)| {
                 key.clear();
                 key.extend_from_slice(t);
@@ -807,6 +818,15 @@ impl OldKeys<'_> {
             })),
             OldKeys::Table(c) => c.next_into(key),
         }
+    }
+
+    fn sessions(&self, at: u64, out: &mut Vec<u32>) -> Result<()> {
+        self.cat.each_posting(self.starts, self.bytes, at, |s| {
+            match self.renumber.get(s as usize) {
+                Some(&n) if n != u32::MAX => out.push(n),
+                _ => {}
+            }
+        })
     }
 }
 
@@ -975,34 +995,20 @@ impl<'a> KeyCursor<'a> {
 /// The parts are merged by a heap of part numbers ordered by (current term, part number), so
 /// a term's parts come out in order and, parts being in session order, its sessions
 /// ascending; they are sorted only when a carried session breaks that.
-fn merge<B: AsRef<[u8]>>(
+fn merge(
     parts: &[Folded],
-    carried: Option<Carried<'_, B>>,
+    mut old: Option<&mut (dyn OldMap + Send)>,
     n: usize,
-    terms: &mut impl KeySink,
+    terms: &mut dyn KeySink,
 ) -> Result<(Vec<u32>, Vec<u8>)> {
     let mut post_starts = vec![0u32];
     let mut post_bytes = Vec::new();
-    let old_map = match &carried {
-        Some(Carried {
-            cat,
-            map: OldMap::Fst(col),
-            ..
-        }) => Some(fst::Map::new(col.bytes(cat.base()).ok_or_else(missing)?)?),
-        _ => None,
-    };
-    let mut old = match (&carried, &old_map) {
-        (Some(_), Some(m)) => Some(OldKeys::Fst(m.stream())),
-        (Some(c), None) => Some(OldKeys::Table(KeyCursor::new(c.cat.id_table()?))),
-        (None, _) => None,
-    };
     // The previous catalog's current term and its ordinal there.
     let mut old_key: Vec<u8> = Vec::new();
-    let mut advance_old = |key: &mut Vec<u8>| match old.as_mut() {
-        Some(o) => o.next_into(key),
-        None => Ok(None),
+    let mut old_at = match old.as_mut() {
+        Some(o) => o.next_into(&mut old_key)?,
+        None => None,
     };
-    let mut old_at = advance_old(&mut old_key)?;
     // `pos[p]`: part `p`'s current term; the heap holds the parts not yet exhausted.
     let mut pos = vec![0usize; parts.len()];
     let less =
@@ -1029,14 +1035,9 @@ fn merge<B: AsRef<[u8]>>(
             top.unwrap_or_default()
         });
         sessions.clear();
-        if let (true, Some(at), Some(c)) = (from_old, old_at, &carried) {
-            c.cat.each_posting(c.starts, c.bytes, at, |s| {
-                match c.renumber.get(s as usize) {
-                    Some(&n) if n != u32::MAX => sessions.push(n),
-                    _ => {}
-                }
-            })?;
-            old_at = advance_old(&mut old_key)?;
+        if let (true, Some(at), Some(o)) = (from_old, old_at, old.as_mut()) {
+            o.sessions(at, &mut sessions)?;
+            old_at = o.next_into(&mut old_key)?;
         }
         while let Some(&p) = heap.first() {
             let r = pos[p];
