@@ -5,7 +5,7 @@
 //! `uuid` (`summary`, `file-history-snapshot`, `queue-operation`, titles, ...) get a position id
 //! and no parent, so only `branches=all` keeps them. `docs/formats-claude.md` has the mapping.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -195,11 +195,13 @@ impl ClaudeReader {
     /// The live nodes (the last of each uuid), each by the position of its records in
     /// `records` where they give it back exactly.
     fn saved_nodes(&self, records: &[Record]) -> Vec<SavedNode> {
-        let mut last: HashMap<&str, usize> = HashMap::with_capacity(self.nodes.len());
+        let mut last: HashMap<&str, usize> =
+            HashMap::with_capacity_and_hasher(self.nodes.len(), Default::default());
         for (i, n) in self.nodes.iter().enumerate() {
             last.insert(n.uuid.as_str(), i);
         }
-        let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(records.len());
+        let mut by_id: HashMap<&str, usize> =
+            HashMap::with_capacity_and_hasher(records.len(), Default::default());
         for (i, r) in records.iter().enumerate() {
             if r.parent_entry_id.is_none() {
                 by_id.insert(r.entry_id.as_str(), i);
@@ -679,7 +681,8 @@ impl FormatReader for ClaudeReader {
         b.meta.created = self.created.clone();
 
         // Last node of each uuid wins, as duplicate records do.
-        let mut last: HashMap<&str, usize> = HashMap::with_capacity(self.nodes.len());
+        let mut last: HashMap<&str, usize> =
+            HashMap::with_capacity_and_hasher(self.nodes.len(), Default::default());
         for (i, n) in self.nodes.iter().enumerate() {
             last.insert(n.uuid.as_str(), i);
         }
@@ -715,7 +718,8 @@ impl FormatReader for ClaudeReader {
         if relinks.is_empty() {
             return;
         }
-        let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(b.records.len());
+        let mut by_id: HashMap<&str, usize> =
+            HashMap::with_capacity_and_hasher(b.records.len(), Default::default());
         for (i, r) in b.records.iter().enumerate() {
             if r.parent_entry_id.is_none() {
                 by_id.insert(r.entry_id.as_str(), i);
@@ -794,8 +798,8 @@ fn recover_parallel_results(
     }
     chain.reverse();
 
-    let mut groups: HashMap<&str, Vec<usize>> = HashMap::new();
-    let mut results_of: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut groups: HashMap<&str, Vec<usize>> = HashMap::default();
+    let mut results_of: HashMap<&str, Vec<usize>> = HashMap::default();
     for &i in live {
         let Some(n) = nodes.get(i) else { continue };
         if let Some(id) = n.message_id.as_deref() {
@@ -806,7 +810,7 @@ fn recover_parallel_results(
             }
         }
     }
-    let mut anchor: HashMap<&str, usize> = HashMap::new();
+    let mut anchor: HashMap<&str, usize> = HashMap::default();
     for &i in &chain {
         if let Some(id) = nodes.get(i).and_then(|n| n.message_id.as_deref()) {
             anchor.insert(id, i);
@@ -817,8 +821,8 @@ fn recover_parallel_results(
         let tc = nodes.get(*c).and_then(|n| n.timestamp.as_deref());
         ta.cmp(&tc).then(a.cmp(c))
     };
-    let mut inserts: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut done: HashSet<&str> = HashSet::new();
+    let mut inserts: HashMap<usize, Vec<usize>> = HashMap::default();
+    let mut done: HashSet<&str> = HashSet::default();
     for &i in &chain {
         let Some(id) = nodes.get(i).and_then(|n| n.message_id.as_deref()) else {
             continue;

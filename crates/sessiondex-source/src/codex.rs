@@ -8,7 +8,7 @@
 //!
 //! `docs/formats-codex.md` describes the mapping field by field.
 
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -29,6 +29,7 @@ mod claude;
 mod codex;
 mod coverage;
 mod detect;
+mod hash;
 mod jsonl;
 mod pi;
 mod record;
@@ -40,7 +41,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -376,7 +377,7 @@ fn run<R: BufRead>(
         redact_title(&mut builder.meta);
     }
     let meta = builder.meta.clone();
-    let mut calls: HashMap<&str, (Option<Outcome>, Option<bool>)> = HashMap::new();
+    let mut calls: HashMap<&str, (Option<Outcome>, Option<bool>)> = HashMap::default();
     for r in &builder.records {
         if r.kind == "tool_call" {
             calls.insert(r.entry_id.as_str(), (r.outcome, r.is_error));

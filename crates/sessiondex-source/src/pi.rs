@@ -11,7 +11,7 @@
 //! spaces to 256 bytes including the newline. It carries the current title and is not an
 //! entry. See `docs/formats-pi.md`.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -139,9 +139,9 @@ impl PiReader {
             slot_title: None,
             header_title: None,
             entry_title: None,
-            aborted_carriers: HashSet::new(),
-            executions: HashMap::new(),
-            journal_outcomes: HashMap::new(),
+            aborted_carriers: HashSet::default(),
+            executions: HashMap::default(),
+            journal_outcomes: HashMap::default(),
         }
     }
 

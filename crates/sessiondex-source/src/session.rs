@@ -1,6 +1,6 @@
 //! A read session, its lineage, and branch selection.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -171,7 +171,7 @@ impl Session {
                     .iter()
                     .map(|&i| self.records[i].entry_id.as_str())
                     .collect();
-                let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
+                let mut children: HashMap<&str, Vec<usize>> = HashMap::default();
                 for (i, r) in self.records.iter().enumerate() {
                     if let Some(p) = r.parent_entry_id.as_deref() {
                         if on_path.contains(p) {
@@ -197,14 +197,15 @@ impl Session {
         let Some(leaf) = self.leaf.as_deref() else {
             return Vec::new();
         };
-        let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(self.records.len());
+        let mut by_id: HashMap<&str, usize> =
+            HashMap::with_capacity_and_hasher(self.records.len(), Default::default());
         for (i, r) in self.records.iter().enumerate() {
             if r.parent_entry_id.is_none() {
                 by_id.insert(r.entry_id.as_str(), i);
             }
         }
         let mut path = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let mut cur = by_id.get(leaf).copied();
         while let Some(i) = cur {
             if !seen.insert(i) {
@@ -289,7 +290,7 @@ impl Builder {
     /// children take `outcome`/`isError` from the result with the same call id.
     pub fn finish(mut self) -> Session {
         // Duplicates: keep the last top-level record of each id, and the children of that one.
-        let mut last: HashMap<&str, usize> = HashMap::new();
+        let mut last: HashMap<&str, usize> = HashMap::default();
         for (i, r) in self.records.iter().enumerate() {
             if r.parent_entry_id.is_none() {
                 last.insert(r.entry_id.as_str(), i);
@@ -328,7 +329,7 @@ impl Builder {
         }
 
         // Pair calls with results.
-        let mut results: HashMap<String, (Option<Outcome>, Option<bool>)> = HashMap::new();
+        let mut results: HashMap<String, (Option<Outcome>, Option<bool>)> = HashMap::default();
         for r in &self.records {
             if r.parent_entry_id.is_none() && r.kind != "tool_call" {
                 if let Some(id) = r.call_id.as_deref() {
