@@ -105,7 +105,7 @@ impl Listing {
 
     /// File name -> length of every regular file.
     #[must_use]
-    pub fn file_lens(&self) -> std::collections::HashMap<&str, u64> {
+    pub fn file_lens(&self) -> rustc_hash::FxHashMap<&str, u64> {
         self.entries
             .iter()
             .filter_map(|e| Some((e.name.as_str(), e.file_len?)))

@@ -15,7 +15,9 @@
 //! behind keeps its old entry (counted stale) or none (counted eligible, not indexed), and the
 //! coverage says why. No session is hidden from the counts.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -207,7 +209,7 @@ fn open_catalog_checked(
 /// Whether an index file was there, as the sync's listing of its branch directory found it,
 /// with the length its catalog entry recorded (a cheap check that catches a missing,
 /// truncated or replaced file without reading it).
-fn file_intact(lens: &HashMap<&str, u64>, name: &str, len: u64) -> bool {
+fn file_intact(lens: &FxHashMap<&str, u64>, name: &str, len: u64) -> bool {
     lens.get(name) == Some(&len)
 }
 
@@ -374,7 +376,7 @@ fn sync_with(
     let mut cov = IndexCoverage::default();
 
     // 1. Discover.
-    let mut seen_paths = HashSet::new();
+    let mut seen_paths = FxHashSet::default();
     let mut candidates = Vec::new();
     for src in sources {
         if !src.exists() {
@@ -434,7 +436,7 @@ fn sync_with(
     }
     // Source path -> position in the old catalog. Entries stay in the (mapped) catalog and
     // are decoded only when the stat moved or the catalog must be rewritten.
-    let mut old_entries: HashMap<&str, usize> = HashMap::new();
+    let mut old_entries: FxHashMap<&str, usize> = FxHashMap::default();
     if let Some(cat) = &old_catalog {
         old_entries.reserve(cat.len());
         for i in 0..cat.len() {
@@ -450,7 +452,7 @@ fn sync_with(
     let skipped_path = store
         .version_dir()
         .join(format!("{}-{SKIPPED_NAME}", branches.as_str()));
-    let old_skipped: HashMap<String, Skipped> = std::fs::read(&skipped_path)
+    let old_skipped: FxHashMap<String, Skipped> = std::fs::read(&skipped_path)
         .ok()
         .and_then(|b| serde_json::from_slice::<Vec<Skipped>>(&b).ok())
         .unwrap_or_default()
@@ -692,7 +694,7 @@ fn sync_with(
             .write_atomic(&skipped_path, &bytes)
             .map_err(|e| core_error(&e))?;
     }
-    let live: HashSet<(FileKind, &str)> = entries
+    let live: FxHashSet<(FileKind, &str)> = entries
         .iter()
         .map(|(at, kept)| {
             let tier = match kept {
@@ -783,8 +785,8 @@ const AHEAD_BYTES: u64 = 128 << 20;
 /// catalog has is left to the walk: it is usually reused.
 fn likely_rebuilds(
     candidates: &[Candidate],
-    old_entries: &HashMap<&str, usize>,
-    old_skipped: &HashMap<String, Skipped>,
+    old_entries: &FxHashMap<&str, usize>,
+    old_skipped: &FxHashMap<String, Skipped>,
     config: &Config,
 ) -> Vec<(usize, Tier, u64)> {
     let mut hot_left = config.hot_sessions;
@@ -1066,7 +1068,7 @@ fn append_one(
     let mut sel = session.select(branches);
     // Old records take their stored text from the old shard; one whose stored text was cut at
     // `maxEntryChars` is read again from its own line, so the new shard posts all its tokens.
-    let mut stored: HashMap<&str, (&str, Option<&str>, bool)> = HashMap::new();
+    let mut stored: FxHashMap<&str, (&str, Option<&str>, bool)> = FxHashMap::default();
     for e in shard.entries() {
         if let (Ok(id), Ok(text), Ok(thinking)) = (e.entry_id(), e.text(), e.thinking()) {
             stored.insert(id, (text, thinking, e.truncated()));
