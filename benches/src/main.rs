@@ -99,6 +99,16 @@ enum Cmd {
         #[arg(long)]
         all_hot: bool,
     },
+    /// The source reader alone on one thread (secrets redacted, as a sync reads): each
+    /// pass's time over every session of the corpus.
+    Read {
+        /// A corpus written by `gen`.
+        #[arg(long)]
+        corpus: PathBuf,
+        /// Passes over the corpus.
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+    },
     /// Run one system in this process and print its result as JSON (used by `compare`).
     #[command(name = "__system", hide = true)]
     System {
@@ -237,6 +247,17 @@ fn main() -> anyhow::Result<()> {
                 all_hot,
             })?;
             print!("{}", probe::render(&lines));
+        }
+        Cmd::Read { corpus, reps } => {
+            for p in probe::read_alone(&corpus, reps)? {
+                println!(
+                    "read {} bytes, {} records in {:.3} s ({:.1} MB/s)",
+                    p.bytes,
+                    p.records,
+                    p.seconds,
+                    p.bytes as f64 / 1e6 / p.seconds
+                );
+            }
         }
         Cmd::System {
             name,

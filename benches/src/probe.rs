@@ -6,6 +6,9 @@
 //! whose id holds `--filter`) the probe prints the page's total, a hash of the page's JSON (the
 //! hits, their order, snippets, follow calls and coverage) and the p50 and minimum of `--reps`
 //! calls. Two binaries that print the same hashes gave the same pages.
+//!
+//! `sessiondex-bench read` ([`read_alone`]) times the source reader alone, the part of a build
+//! every system here shares.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -152,4 +155,45 @@ mod tests {
         assert_eq!(page_hash(b"a"), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(page_hash(b"foobar"), 0x8594_4171_f739_67e8);
     }
+}
+
+/// One pass of [`read_alone`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReadPass {
+    /// Wall time of the pass, seconds.
+    pub seconds: f64,
+    /// Source bytes read.
+    pub bytes: u64,
+    /// Records the sessions hold.
+    pub records: u64,
+}
+
+/// The source reader alone, on this thread: every session file of `corpus` read as a sync
+/// reads it (secrets redacted), `reps` times. It is the part of a build that `compare`'s
+/// tantivy system does on a thread beside its writer, so its cost bounds what sessiondex's
+/// build can gain against it.
+///
+/// # Errors
+///
+/// When a session file cannot be read.
+pub fn read_alone(corpus: &std::path::Path, reps: usize) -> anyhow::Result<Vec<ReadPass>> {
+    let files = sessiondex::source::discover(corpus);
+    let opts = sessiondex::source::ReadOptions::default();
+    let mut passes = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t = Instant::now();
+        let (mut bytes, mut records) = (0u64, 0u64);
+        for path in &files {
+            let s = sessiondex::source::read_path(path, &opts)
+                .with_context(|| format!("reading {}", path.display()))?;
+            bytes += std::fs::metadata(path).map_or(0, |m| m.len());
+            records += s.records.len() as u64;
+        }
+        passes.push(ReadPass {
+            seconds: t.elapsed().as_secs_f64(),
+            bytes,
+            records,
+        });
+    }
+    Ok(passes)
 }
