@@ -5,13 +5,13 @@
 //! `uuid` (`summary`, `file-history-snapshot`, `queue-operation`, titles, ...) get a position id
 //! and no parent, so only `branches=all` keeps them. `docs/formats-claude.md` has the mapping.
 
-use crate::hash::{HashMap, HashSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::coverage::ReasonCode;
+use crate::hash::{HashMap, HashSet};
 use crate::jsonl::Loc;
 use crate::record::{Outcome, Record, SessionLink, TextClass};
 use crate::session::Builder;

@@ -8,12 +8,11 @@
 //!
 //! `docs/formats-codex.md` describes the mapping field by field.
 
-use crate::hash::HashSet;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::coverage::ReasonCode;
+use crate::hash::HashSet;
 use crate::jsonl::Loc;
 use crate::record::{Outcome, Record, SessionLink, TextClass};
 use crate::session::Builder;

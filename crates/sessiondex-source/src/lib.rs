@@ -41,10 +41,10 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::hash::HashMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::hash::HashMap;
 
 pub use coverage::{ReadCoverage, Reason, ReasonCode};
 pub use detect::detect;

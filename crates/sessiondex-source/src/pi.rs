@@ -11,11 +11,10 @@
 //! spaces to 256 bytes including the newline. It carries the current title and is not an
 //! entry. See `docs/formats-pi.md`.
 
-use crate::hash::{HashMap, HashSet};
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::hash::{HashMap, HashSet};
 use crate::jsonl::Loc;
 use crate::record::{Outcome, Record, SessionLink, TextClass};
 use crate::session::Builder;

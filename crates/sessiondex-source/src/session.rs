@@ -1,11 +1,10 @@
 //! A read session, its lineage, and branch selection.
 
-use crate::hash::{HashMap, HashSet};
-
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::coverage::{ReadCoverage, ReasonCode};
+use crate::hash::{HashMap, HashSet};
 use crate::record::{Outcome, Record, SessionMeta};
 
 /// Which records of a session tree to keep.

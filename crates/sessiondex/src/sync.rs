@@ -16,12 +16,11 @@
 //! coverage says why. No session is hidden from the counts.
 
 use std::collections::BTreeMap;
-
-use rustc_hash::{FxHashMap, FxHashSet};
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 use sessiondex_core::catalog::{
     Catalog, CatalogBuilder, CatalogEntry, ReuseInfo, SessionTerms, SourceIdentity, Tier,
