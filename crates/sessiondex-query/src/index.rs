@@ -25,6 +25,7 @@ use sha2::{Digest, Sha256};
 #[cfg(feature = "fs")]
 use std::path::{Path, PathBuf};
 
+use crate::engine::Scratch;
 use crate::error::{Error, ErrorCode};
 
 /// Index bytes: a memory map of a stored file, or bytes built in memory (a hydrated session,
@@ -129,6 +130,10 @@ pub struct Index {
     term_list: OnceLock<TermList>,
     /// [`Index::session_totals`], likewise.
     totals: OnceLock<Option<SessionTotals>>,
+    /// What the last recall call left for the next one to fill ([`crate::engine::Scratch`]).
+    /// Not in the browser build, which is held to its size.
+    #[cfg(not(target_arch = "wasm32"))]
+    scratch: Mutex<Scratch>,
 }
 
 /// Sums over every session of an index, so that a recall which looks at a few candidate
@@ -656,6 +661,27 @@ fn decode(catalog: Option<&Catalog<Bytes>>) -> Result<Vec<CatalogEntry>, Error> 
 }
 
 impl Index {
+    /// The candidate vectors the last recall call left (empty, with their capacity), or new
+    /// ones while another call holds them.
+    pub(crate) fn take_scratch(&self) -> Scratch {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Ok(mut s) = self.scratch.try_lock() {
+            return std::mem::take(&mut *s);
+        }
+        Scratch::default()
+    }
+
+    /// Keeps a recall call's emptied candidate vectors for the next call (not in the browser
+    /// build).
+    pub(crate) fn keep_scratch(&self, scratch: Scratch) {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Ok(mut s) = self.scratch.try_lock() {
+            *s = scratch;
+        }
+        #[cfg(target_arch = "wasm32")]
+        drop(scratch);
+    }
+
     /// Opens the catalog of `branches` under the index directory `root`. A missing catalog is
     /// an empty index.
     ///
@@ -699,6 +725,8 @@ impl Index {
             flags: OnceLock::new(),
             term_list: OnceLock::new(),
             totals: OnceLock::new(),
+            #[cfg(not(target_arch = "wasm32"))]
+            scratch: Mutex::default(),
         })
     }
 
@@ -754,6 +782,8 @@ impl Index {
             flags: OnceLock::new(),
             term_list: OnceLock::new(),
             totals: OnceLock::new(),
+            #[cfg(not(target_arch = "wasm32"))]
+            scratch: Mutex::default(),
         })
     }
 
