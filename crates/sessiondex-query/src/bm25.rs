@@ -78,17 +78,19 @@ pub const MAX_NORM_LEN: u32 = 1000;
 /// The ranking weight of a text class; see the module table.
 #[must_use]
 pub fn provenance_weight(class: TextClass, operations_requested: bool) -> f32 {
-    match class {
-        TextClass::UserText => 0.9,
-        TextClass::AssistantText => 1.0,
-        TextClass::Summary => 0.8,
-        TextClass::Thinking => 0.6,
-        TextClass::ToolInput if operations_requested => 1.0,
-        TextClass::ToolOutput if operations_requested => 1.0,
-        TextClass::ToolInput => 0.5,
-        TextClass::ToolOutput => 0.4,
-        TextClass::Meta => 0.3,
-    }
+    // A load by the class's position, not a match: ranking loops ask this of every entry,
+    // whose classes change from one entry to the next, and a match could compile to a jump
+    // through a table there, mispredicted about once an entry (a structural call's search
+    // twice as long with one inlining as with another).
+    // User text, assistant text, thinking, tool input, tool output, summary, meta.
+    const WEIGHTS: [f32; 7] = [0.9, 1.0, 0.6, 0.5, 0.4, 0.8, 0.3];
+    const WITH_OPERATIONS: [f32; 7] = [0.9, 1.0, 0.6, 1.0, 1.0, 0.8, 0.3];
+    let weights = if operations_requested {
+        &WITH_OPERATIONS
+    } else {
+        &WEIGHTS
+    };
+    weights[class as usize]
 }
 
 /// BM25 parameters over one searched corpus.
@@ -1498,6 +1500,20 @@ mod tests {
         assert!((provenance_weight(Meta, true) - 0.3).abs() < f32::EPSILON);
         assert!((provenance_weight(Summary, false) - 0.8).abs() < f32::EPSILON);
         assert!((provenance_weight(Thinking, false) - 0.6).abs() < f32::EPSILON);
+        // Every class, with and without operations, as the weights were first written.
+        for ops in [false, true] {
+            for (class, want) in [
+                (UserText, 0.9),
+                (AssistantText, 1.0),
+                (Summary, 0.8),
+                (Thinking, 0.6),
+                (ToolInput, if ops { 1.0 } else { 0.5 }),
+                (ToolOutput, if ops { 1.0 } else { 0.4 }),
+                (Meta, 0.3),
+            ] {
+                assert_eq!(provenance_weight(class, ops), want, "{class:?} {ops}");
+            }
+        }
     }
 
     #[test]

@@ -177,8 +177,8 @@ impl std::fmt::Debug for Scratch {
 /// entries kept.
 #[derive(Default)]
 struct ShardBufs<'a> {
-    filters: Option<Box<EntryFilters<'a>>>,
-    pairing: Option<Box<Pairing>>,
+    filters: Option<EntryFilters<'a>>,
+    pairing: Option<Pairing>,
     kept: Vec<u32>,
 }
 
@@ -228,8 +228,6 @@ struct Search<'a> {
     /// The term frequencies of `entries` (see [`EntryCand`]).
     entry_tfs: Vec<u32>,
     colds: Vec<ColdCand>,
-    /// What [`Search::search_shard`] fills for each shard.
-    shard_bufs: ShardBufs<'a>,
     /// Per position in `colds` (ascending) whose digest was read: ordinals of its tuples
     /// that pass the structural filters (the first [`MAX_STRUCTURAL_ENTRIES`]).
     cold_structural: Vec<(usize, Vec<u32>)>,
@@ -1563,22 +1561,9 @@ impl<'a> Search<'a> {
 
     #[allow(clippy::too_many_lines)]
     /// Searches one hot shard; `walk_ids`: its entries may be named by an id query (else
-    /// the catalog said no id of the session has the query's key).
+    /// the catalog said no id of the session has the query's key). `bufs` are the call's,
+    /// passed from shard to shard.
     fn search_shard(
-        &mut self,
-        slot: usize,
-        catalog: Option<usize>,
-        shard: &HotShard<Bytes>,
-        walk_ids: bool,
-    ) -> Result<(), Error> {
-        let mut bufs = std::mem::take(&mut self.shard_bufs);
-        let r = self.search_shard_with(slot, catalog, shard, walk_ids, &mut bufs);
-        self.shard_bufs = bufs;
-        r
-    }
-
-    /// [`Search::search_shard`] with the buffers it fills, taken out of the search.
-    fn search_shard_with(
         &mut self,
         slot: usize,
         catalog: Option<usize>,
@@ -1608,15 +1593,13 @@ impl<'a> Search<'a> {
             let v = self.v;
             let mut pairing =
                 if v.request.outcome.is_some() && matches!(self.matcher, Matcher::None) {
-                    let p = bufs.pairing.get_or_insert_with(|| Box::new(Pairing::new()));
+                    let p = bufs.pairing.get_or_insert_with(Pairing::new);
                     p.clear();
-                    Some(&mut **p)
+                    Some(p)
                 } else {
                     None
                 };
-            let filters = bufs
-                .filters
-                .get_or_insert_with(|| Box::new(EntryFilters::new(v)));
+            let filters = bufs.filters.get_or_insert_with(|| EntryFilters::new(v));
             filters.clear();
             let walk = Walk { slot, walk_ids };
             let mut kept = std::mem::take(&mut bufs.kept);
@@ -2799,7 +2782,6 @@ pub fn recall(
         entries: scratch.entries,
         entry_tfs: scratch.entry_tfs,
         colds: scratch.colds,
-        shard_bufs: ShardBufs::default(),
         cold_structural: Vec::new(),
         cold_terms: ColdTerms::default(),
         highlight: BTreeSet::new(),
@@ -3029,13 +3011,14 @@ pub fn recall(
     };
 
     // Hot (and hydrated) sessions.
+    let mut bufs = ShardBufs::default();
     for (k, slot) in slots.iter().enumerate() {
         if let Some(shard) = &slot.shard {
             let walk = match (&s.id_walk, slot.catalog) {
                 (Some(w), Some(c)) => w.get(c).copied().unwrap_or(true),
                 _ => true,
             };
-            s.search_shard(k, slot.catalog, shard, walk)?;
+            s.search_shard(k, slot.catalog, shard, walk, &mut bufs)?;
         }
     }
 
