@@ -156,10 +156,10 @@ struct EntryCand {
 }
 
 /// The vectors a recall call fills with its hot candidates, kept by the [`Index`] between
-/// calls for their capacity (grown from nothing in each call, their growth was about 7% of a
-/// structural call's instructions). Empty when kept. The cold candidates' vector is not
-/// kept: kept, it made a common term's call over 10,256 sessions 13-18% slower (its
-/// instructions 1-2% more).
+/// calls for their capacity (grown from nothing in each call, they and the cold candidates'
+/// vector were about 7% of a structural call's instructions). Empty when kept. The cold
+/// candidates' vector is not kept: kept, it made a common term's call over 10,256 sessions
+/// 13-18% slower (its instructions 1-2% more).
 #[derive(Default)]
 pub(crate) struct Scratch {
     entries: Vec<EntryCand>,
