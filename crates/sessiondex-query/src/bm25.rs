@@ -78,19 +78,29 @@ pub const MAX_NORM_LEN: u32 = 1000;
 /// The ranking weight of a text class; see the module table.
 #[must_use]
 pub fn provenance_weight(class: TextClass, operations_requested: bool) -> f32 {
-    // A load by the class's position, not a match: ranking loops ask this of every entry,
-    // whose classes change from one entry to the next, and a match could compile to a jump
-    // through a table there, mispredicted about once an entry (a structural call's search
-    // twice as long with one inlining as with another).
-    // User text, assistant text, thinking, tool input, tool output, summary, meta.
+    // A load from a table, not a match over the weights: ranking loops ask this of every
+    // entry, whose classes change from one entry to the next, and a match could compile to a
+    // jump through a table there, mispredicted about once an entry (a structural call's
+    // search twice as long with one inlining as with another). The position comes from an
+    // exhaustive match, so a new class cannot go without a weight; it is the declaration
+    // order, which the compiler turns into the discriminant itself.
     const WEIGHTS: [f32; 7] = [0.9, 1.0, 0.6, 0.5, 0.4, 0.8, 0.3];
     const WITH_OPERATIONS: [f32; 7] = [0.9, 1.0, 0.6, 1.0, 1.0, 0.8, 0.3];
+    let at = match class {
+        TextClass::UserText => 0,
+        TextClass::AssistantText => 1,
+        TextClass::Thinking => 2,
+        TextClass::ToolInput => 3,
+        TextClass::ToolOutput => 4,
+        TextClass::Summary => 5,
+        TextClass::Meta => 6,
+    };
     let weights = if operations_requested {
         &WITH_OPERATIONS
     } else {
         &WEIGHTS
     };
-    weights[class as usize]
+    weights[at]
 }
 
 /// BM25 parameters over one searched corpus.
