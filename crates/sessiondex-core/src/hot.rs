@@ -1165,6 +1165,13 @@ impl Postings<'_> {
     }
 }
 
+impl Default for Postings<'_> {
+    /// No postings.
+    fn default() -> Self {
+        Postings::EMPTY
+    }
+}
+
 impl Iterator for Postings<'_> {
     type Item = Posting;
 

@@ -1084,29 +1084,33 @@ impl TermSearch {
 /// [`TermSearch::ascii_spans`] by a search of each of (at most two) terms.
 #[cfg(not(target_arch = "wasm32"))]
 fn searched_spans(finders: &[(CaseFinder, usize)], text: &[u8], max: usize) -> Vec<Range<usize>> {
+    // One lowered copy serves every finder that searches one (each makes the same copy).
     let mut lowered = Vec::new();
-    let mut lists = finders.iter().map(|(f, len)| {
+    if let Some((f, _)) = finders.iter().find(|(f, _)| f.lowers()) {
         f.lower_into(text, &mut lowered);
-        let whole = |s: usize| {
+    }
+    let lowered = &lowered;
+    let mut lists = finders.iter().map(|(f, len)| {
+        let len = *len;
+        let whole = move |s: usize| {
             (s == 0 || text.get(s - 1).is_some_and(|&b| !is_ascii_term_byte(b)))
                 && text.get(s + len).is_none_or(|&b| !is_ascii_term_byte(b))
         };
-        f.starts(text, &lowered)
-            .filter(|&s| whole(s))
+        f.starts(text, lowered)
+            .filter(move |&s| whole(s))
             .take(max)
-            .map(|s| s..s + len)
-            .collect::<Vec<_>>()
+            .map(move |s| s..s + len)
+            .peekable()
     });
-    let (a, b) = (
-        lists.next().unwrap_or_default(),
-        lists.next().unwrap_or_default(),
-    );
-    if b.is_empty() {
-        return a;
-    }
-    // Two terms' places never meet (each is a whole run): merged, they are the runs'.
-    let mut out = Vec::with_capacity(max.min(a.len() + b.len()));
-    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    let (Some(mut a), b) = (lists.next(), lists.next()) else {
+        return Vec::new();
+    };
+    let Some(mut b) = b else {
+        return a.collect();
+    };
+    // Two terms' places never meet (each is a whole run): merged as they are found (no
+    // list per term), they are the runs'.
+    let mut out = Vec::new();
     while out.len() < max {
         let r = match (a.peek(), b.peek()) {
             (Some(x), Some(y)) if y.start < x.start => b.next(),

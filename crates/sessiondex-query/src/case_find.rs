@@ -46,6 +46,12 @@ impl CaseFinder {
         Some(CaseFinder { word, how })
     }
 
+    /// Whether the search reads `hay` lowered ([`CaseFinder::lower_into`] copies it).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn lowers(&self) -> bool {
+        matches!(self.how, How::Lowered(_))
+    }
+
     /// What [`CaseFinder::starts`] reads besides `hay`, in `buf`: `hay` lowered when the
     /// search needs it, else nothing.
     pub(crate) fn lower_into(&self, hay: &[u8], buf: &mut Vec<u8>) {

@@ -1517,13 +1517,13 @@ impl<'a> Search<'a> {
         &mut self,
         slot: usize,
         shard: &HotShard<Bytes>,
-        mut lists: Vec<hot::Postings<'_>>,
+        lists: &mut [hot::Postings<'_>],
         held: usize,
     ) -> Result<(), Error> {
         let ops = self.v.operations_requested;
         let stats = shard.entry_stats().map_err(ce)?;
         let ng = lists.len();
-        for (df, l) in self.df.iter_mut().zip(&lists) {
+        for (df, l) in self.df.iter_mut().zip(lists.iter()) {
             *df += l.len() as u64;
         }
         let short = (0..ng).min_by_key(|&g| lists[g].len()).unwrap_or_default();
@@ -1764,8 +1764,10 @@ impl<'a> Search<'a> {
                 {
                     // A term per group, at most a few: the postings lists, each ascending,
                     // are merged a smallest entry at a time (what the triples' sort below
-                    // makes of them, without the triples or the sort).
-                    let mut lists = Vec::with_capacity(ng);
+                    // makes of them, without the triples or the sort). The lists stay on the
+                    // stack (a vector of them was an allocation per shard and call).
+                    let mut all: [hot::Postings<'_>; MERGED_GROUPS] = Default::default();
+                    let mut n_lists = 0;
                     for group in groups {
                         let Some(term) = group.first() else { continue };
                         let postings = shard.postings(term).map_err(ce)?;
@@ -1774,10 +1776,15 @@ impl<'a> Search<'a> {
                         {
                             self.highlight.insert(term.clone());
                         }
-                        lists.push(postings);
+                        // `ng` is at most `MERGED_GROUPS`: every list has its place.
+                        if let Some(list) = all.get_mut(n_lists) {
+                            *list = postings;
+                            n_lists += 1;
+                        }
                     }
+                    let lists = &mut all[..n_lists];
                     if let (QueryMatch::All, Mask::All(held), [_, _, ..]) =
-                        (self.v.matching, &mask, &lists[..])
+                        (self.v.matching, &mask, &*lists)
                     {
                         self.intersect_all(slot, shard, lists, *held)?;
                         self.fuzzy_groups = shared_groups;
@@ -1785,7 +1792,7 @@ impl<'a> Search<'a> {
                         return Ok(());
                     }
                     let mut heads = [None; MERGED_GROUPS];
-                    for (h, l) in heads.iter_mut().zip(lists.iter_mut()) {
+                    for (h, l) in heads.iter_mut().zip(&mut *lists) {
                         *h = l.next();
                     }
                     let heads = &mut heads[..lists.len()];
@@ -1796,7 +1803,7 @@ impl<'a> Search<'a> {
                     let mut listed = mask.listed();
                     while let Some(entry) = heads.iter().flatten().map(|p| p.entry).min() {
                         let mut tf = [0u32; MERGED_GROUPS];
-                        for ((head, list), t) in heads.iter_mut().zip(&mut lists).zip(&mut tf) {
+                        for ((head, list), t) in heads.iter_mut().zip(&mut *lists).zip(&mut tf) {
                             while let Some(p) = head.filter(|p| p.entry == entry) {
                                 *t = t.saturating_add(p.tf);
                                 *head = list.next();
@@ -2263,18 +2270,26 @@ impl<'a> ColdTerms<'a> {
     /// The first [`MAX_MATCHED_TERMS`] distinct terms of the notes in `range`, in the order
     /// noted.
     fn terms(&self, range: &std::ops::Range<usize>) -> Vec<String> {
-        let mut ids: Vec<u32> = Vec::new();
-        for n in self.notes.get(range.clone()).unwrap_or_default() {
-            if ids.len() == MAX_MATCHED_TERMS {
+        // The distinct names on the stack, then one vector of their exact length (a page
+        // makes this for each cold session hit).
+        let mut ids = [0u32; MAX_MATCHED_TERMS];
+        let mut n = 0;
+        for note in self.notes.get(range.clone()).unwrap_or_default() {
+            if n == MAX_MATCHED_TERMS {
                 break;
             }
-            if !ids.contains(&n.2) {
-                ids.push(n.2);
+            if !ids[..n].contains(&note.2) {
+                ids[n] = note.2;
+                n += 1;
             }
         }
-        ids.iter()
-            .filter_map(|&i| self.names.get(i as usize).map(|n| n.clone().into_owned()))
-            .collect()
+        let mut out = Vec::with_capacity(n);
+        for &i in &ids[..n] {
+            if let Some(name) = self.names.get(i as usize) {
+                out.push(name.clone().into_owned());
+            }
+        }
+        out
     }
 }
 

@@ -944,25 +944,57 @@ enum ArgParts {
     Expand(ExpandArgs),
 }
 
-/// The parts of a session's `recall` args: `rest` and the three.
+/// The parts of a session's `recall` args: `rest`, and the scope, source hash and lineage.
 #[cfg(not(target_arch = "wasm32"))]
 #[derive(Clone)]
 struct SessionArgs {
     rest: Arc<serde_json::Map<String, Value>>,
-    scope: String,
-    source_hash: String,
-    lineage: String,
+    strings: Three,
 }
 
-/// The parts of an entry's `expand` args.
+/// The parts of an entry's `expand` args: the session, source hash and lineage as
+/// `strings`.
 #[cfg(not(target_arch = "wasm32"))]
 #[derive(Clone)]
 struct ExpandArgs {
-    session: String,
+    strings: Three,
     index: u32,
-    source_hash: String,
-    lineage: String,
     branches: Option<Branches>,
+}
+
+/// A call's three strings in one buffer: one allocation for a hit's call, not three.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Clone)]
+struct Three {
+    text: String,
+    /// Where the second and the third start in `text`.
+    cuts: [usize; 2],
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Three {
+    /// `first` (`prefix` and then `rest`), `second` and `third`.
+    fn new(prefix: &str, rest: &str, second: &str, third: &str) -> Three {
+        let mut text =
+            String::with_capacity(prefix.len() + rest.len() + second.len() + third.len());
+        text.push_str(prefix);
+        text.push_str(rest);
+        let a = text.len();
+        text.push_str(second);
+        let b = text.len();
+        text.push_str(third);
+        Three { text, cuts: [a, b] }
+    }
+
+    /// The three strings (each cut is where one pushed string ends, a character boundary).
+    fn get(&self) -> [&str; 3] {
+        let [a, b] = self.cuts;
+        [
+            self.text.get(..a).unwrap_or_default(),
+            self.text.get(a..b).unwrap_or_default(),
+            self.text.get(b..).unwrap_or_default(),
+        ]
+    }
 }
 
 impl Args {
@@ -974,22 +1006,22 @@ impl Args {
         source_hash: &str,
         lineage: &str,
     ) -> Args {
-        let mut scope = String::with_capacity(SCOPE_PREFIX.len() + file.len());
-        scope.push_str(SCOPE_PREFIX);
-        scope.push_str(file);
         #[cfg(not(target_arch = "wasm32"))]
         return Args {
             value: OnceLock::new(),
             parts: ArgParts::Session(SessionArgs {
                 rest: Arc::clone(rest),
-                scope,
-                source_hash: source_hash.to_owned(),
-                lineage: lineage.to_owned(),
+                strings: Three::new(SCOPE_PREFIX, file, source_hash, lineage),
             }),
         };
         #[cfg(target_arch = "wasm32")]
-        Args {
-            value: session_value(rest, scope, source_hash, lineage),
+        {
+            let mut scope = String::with_capacity(SCOPE_PREFIX.len() + file.len());
+            scope.push_str(SCOPE_PREFIX);
+            scope.push_str(file);
+            Args {
+                value: session_value(rest, scope, source_hash, lineage),
+            }
         }
     }
 
@@ -1005,10 +1037,8 @@ impl Args {
         return Args {
             value: OnceLock::new(),
             parts: ArgParts::Expand(ExpandArgs {
-                session: session.to_owned(),
+                strings: Three::new("", session, source_hash, lineage),
                 index,
-                source_hash: source_hash.to_owned(),
-                lineage: lineage.to_owned(),
                 branches,
             }),
         };
@@ -1026,10 +1056,12 @@ impl ArgParts {
         match self {
             ArgParts::Value => Value::Null,
             ArgParts::Session(p) => {
-                session_value(&p.rest, p.scope.clone(), &p.source_hash, &p.lineage)
+                let [scope, source_hash, lineage] = p.strings.get();
+                session_value(&p.rest, scope.to_owned(), source_hash, lineage)
             }
             ArgParts::Expand(p) => {
-                expand_value(&p.session, p.index, &p.source_hash, &p.lineage, p.branches)
+                let [session, source_hash, lineage] = p.strings.get();
+                expand_value(session, p.index, source_hash, lineage, p.branches)
             }
         }
     }
@@ -1156,10 +1188,11 @@ impl SessionArgs {
         use serde::ser::SerializeMap;
         // The three in byte order, each written before the first key of `rest` above it
         // (`rest` holds none of them).
+        let [scope, source_hash, lineage] = self.strings.get();
         let three = [
-            (LINEAGE_KEY, &self.lineage),
-            (SCOPE_KEY, &self.scope),
-            (SOURCE_HASH_KEY, &self.source_hash),
+            (LINEAGE_KEY, lineage),
+            (SCOPE_KEY, scope),
+            (SOURCE_HASH_KEY, source_hash),
         ];
         let mut three = three.iter().peekable();
         let mut map = serializer.serialize_map(Some(self.rest.len() + 3))?;
@@ -1186,10 +1219,11 @@ impl ExpandArgs {
         if let Some(b) = self.branches {
             map.serialize_entry(EXPAND_BRANCHES_KEY, b.as_str())?;
         }
+        let [session, source_hash, lineage] = self.strings.get();
         map.serialize_entry(EXPAND_INDICES_KEY, &[self.index])?;
-        map.serialize_entry(LINEAGE_KEY, &self.lineage)?;
-        map.serialize_entry(EXPAND_SESSION_KEY, &self.session)?;
-        map.serialize_entry(SOURCE_HASH_KEY, &self.source_hash)?;
+        map.serialize_entry(LINEAGE_KEY, lineage)?;
+        map.serialize_entry(EXPAND_SESSION_KEY, session)?;
+        map.serialize_entry(SOURCE_HASH_KEY, source_hash)?;
         map.end()
     }
 }
