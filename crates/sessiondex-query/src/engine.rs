@@ -1555,6 +1555,44 @@ impl<'a> Search<'a> {
         Ok(())
     }
 
+    /// One entry of a shard's merged postings lists, with its frequency in each group
+    /// (`tf`): when the mask holds it (`listed`, the mask's list from this entry on, is
+    /// advanced past it), counted in each group's document frequency, and a candidate
+    /// when the groups found match the query. `stats` are the shard's, with its entry
+    /// count (an entry past it is damage).
+    #[inline]
+    fn merged_entry(
+        &mut self,
+        slot: usize,
+        (stats, n_entries): &(hot::EntryStats<'_>, usize),
+        mask: &Mask<'_>,
+        listed: &mut Option<&[u32]>,
+        entry: u32,
+        tf: &[u32],
+    ) -> Result<(), Error> {
+        let held = match listed {
+            None => mask.holds(entry as usize),
+            Some(l) => advance_to(l, entry),
+        };
+        if !held {
+            return Ok(());
+        }
+        for (df, &n) in self.df.iter_mut().zip(tf) {
+            if n > 0 {
+                *df += 1;
+            }
+        }
+        if terms_match(tf.iter().map(|&n| n > 0), self.v.matching) {
+            let i = entry as usize;
+            if i >= *n_entries {
+                return Err(corrupt());
+            }
+            let w = provenance_weight(stats.class(i).map_err(ce)?, self.v.operations_requested);
+            self.push_entry(slot, entry, stats.token_len(i), w, tf);
+        }
+        Ok(())
+    }
+
     /// The term frequencies of a candidate entry, one per query term group.
     fn tf(&self, c: &EntryCand) -> &[u32] {
         entry_tf(&self.entry_tfs, c)
@@ -1791,44 +1829,50 @@ impl<'a> Search<'a> {
                         self.literal_groups = literal;
                         return Ok(());
                     }
-                    let mut heads = [None; MERGED_GROUPS];
-                    for (h, l) in heads.iter_mut().zip(&mut *lists) {
-                        *h = l.next();
-                    }
-                    let heads = &mut heads[..lists.len()];
-                    let stats = shard.entry_stats().map_err(ce)?;
-                    let n_entries = shard.entry_count();
+                    let stats = (shard.entry_stats().map_err(ce)?, shard.entry_count());
                     // The entries merge ascending: each is looked up in the listed ones
                     // after the last ([`advance_to`]).
                     let mut listed = mask.listed();
-                    while let Some(entry) = heads.iter().flatten().map(|p| p.entry).min() {
-                        let mut tf = [0u32; MERGED_GROUPS];
-                        for ((head, list), t) in heads.iter_mut().zip(&mut *lists).zip(&mut tf) {
-                            while let Some(p) = head.filter(|p| p.entry == entry) {
-                                *t = t.saturating_add(p.tf);
-                                *head = list.next();
+                    // Two terms, natively: two heads, no loops over the lists (the browser
+                    // build takes the loop: its size budget, docs/wasm.md).
+                    let two = ng == 2 && !cfg!(target_arch = "wasm32");
+                    if let ([a, b], true) = (&mut *lists, two) {
+                        let (mut ha, mut hb) = (a.next(), b.next());
+                        loop {
+                            let entry = match (ha, hb) {
+                                (Some(x), Some(y)) => x.entry.min(y.entry),
+                                (Some(x), None) => x.entry,
+                                (None, Some(y)) => y.entry,
+                                (None, None) => break,
+                            };
+                            let mut tf = [0u32; 2];
+                            while let Some(p) = ha.filter(|p| p.entry == entry) {
+                                tf[0] = tf[0].saturating_add(p.tf);
+                                ha = a.next();
                             }
-                        }
-                        let held = match &mut listed {
-                            None => mask.holds(entry as usize),
-                            Some(l) => advance_to(l, entry),
-                        };
-                        if !held {
-                            continue;
-                        }
-                        let tf = &tf[..ng];
-                        for (g, &n) in tf.iter().enumerate() {
-                            if n > 0 {
-                                self.df[g] += 1;
+                            while let Some(p) = hb.filter(|p| p.entry == entry) {
+                                tf[1] = tf[1].saturating_add(p.tf);
+                                hb = b.next();
                             }
+                            self.merged_entry(slot, &stats, &mask, &mut listed, entry, &tf)?;
                         }
-                        if terms_match(tf.iter().map(|&n| n > 0), self.v.matching) {
-                            let i = entry as usize;
-                            if i >= n_entries {
-                                return Err(corrupt());
+                    } else {
+                        let mut heads = [None; MERGED_GROUPS];
+                        for (h, l) in heads.iter_mut().zip(&mut *lists) {
+                            *h = l.next();
+                        }
+                        let heads = &mut heads[..lists.len()];
+                        while let Some(entry) = heads.iter().flatten().map(|p| p.entry).min() {
+                            let mut tf = [0u32; MERGED_GROUPS];
+                            for ((head, list), t) in heads.iter_mut().zip(&mut *lists).zip(&mut tf)
+                            {
+                                while let Some(p) = head.filter(|p| p.entry == entry) {
+                                    *t = t.saturating_add(p.tf);
+                                    *head = list.next();
+                                }
                             }
-                            let w = provenance_weight(stats.class(i).map_err(ce)?, ops);
-                            self.push_entry(slot, entry, stats.token_len(i), w, tf);
+                            let tf = &tf[..ng];
+                            self.merged_entry(slot, &stats, &mask, &mut listed, entry, tf)?;
                         }
                     }
                     self.fuzzy_groups = shared_groups;
