@@ -50,35 +50,133 @@ pub fn snippet(text: &str, matches: &[Range<usize>], opts: &SnippetOptions) -> S
     window(text, matches, opts, text.is_ascii())
 }
 
+/// Bytes per block of [`Chars`]: each block's chars are counted once, and a char's place is
+/// found by a walk within one block.
+const BLOCK: usize = 64;
+
+/// Whether byte `b` starts a char (it is no UTF-8 continuation byte).
+fn starts_char(b: u8) -> bool {
+    !(0x80..0xC0).contains(&b)
+}
+
+/// How many chars start in `bytes`.
+fn char_starts(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| starts_char(b)).count()
+}
+
+/// The places of a text's chars. In ASCII text the k-th char starts at byte k; in other text
+/// the chars starting before each block of [`BLOCK`] bytes are counted, and a place within a
+/// block is walked to (a table of every char's place was most of a snippet of a long text,
+/// which needs a few dozen places).
+struct Chars<'t> {
+    bytes: &'t [u8],
+    ascii: bool,
+    /// Chars starting before block `i`, for each block and the end (not for ASCII text).
+    before: Vec<usize>,
+}
+
+/// Where a text's chars are: what [`window_in`] reads of them.
+trait Places {
+    /// How many chars.
+    fn count(&self) -> usize;
+    /// How many chars start before byte `b` (at most the text's length).
+    fn before(&self, b: usize) -> usize;
+    /// The byte where char `k` starts; the text's length for `k` at or past the count.
+    fn at(&self, k: usize) -> usize;
+    /// The char that byte `b` lies in (the count at the end).
+    fn of_byte(&self, b: usize) -> usize;
+}
+
+impl<'t> Chars<'t> {
+    fn new(text: &'t str, ascii: bool) -> Chars<'t> {
+        let bytes = text.as_bytes();
+        let mut before = Vec::new();
+        if !ascii {
+            before.reserve(bytes.len() / BLOCK + 2);
+            let mut n = 0;
+            before.push(n);
+            for block in bytes.chunks(BLOCK) {
+                n += char_starts(block);
+                before.push(n);
+            }
+        }
+        Chars {
+            bytes,
+            ascii,
+            before,
+        }
+    }
+}
+
+impl Places for Chars<'_> {
+    fn count(&self) -> usize {
+        if self.ascii {
+            self.bytes.len()
+        } else {
+            self.before.last().copied().unwrap_or(0)
+        }
+    }
+
+    fn before(&self, b: usize) -> usize {
+        if self.ascii {
+            return b;
+        }
+        let block = b / BLOCK;
+        let counted = self.before.get(block).copied().unwrap_or(0);
+        counted + char_starts(self.bytes.get(block * BLOCK..b).unwrap_or_default())
+    }
+
+    fn at(&self, k: usize) -> usize {
+        if self.ascii {
+            return k.min(self.bytes.len());
+        }
+        // The last block with at most `k` chars before it holds char `k` (`before[0]` is 0).
+        let block = self.before.partition_point(|&c| c <= k).saturating_sub(1);
+        let mut c = self.before.get(block).copied().unwrap_or(0);
+        for (p, &b) in self.bytes.iter().enumerate().skip(block * BLOCK) {
+            if starts_char(b) {
+                if c == k {
+                    return p;
+                }
+                c += 1;
+            }
+        }
+        self.bytes.len()
+    }
+
+    fn of_byte(&self, b: usize) -> usize {
+        match self.bytes.get(b) {
+            None => self.count(),
+            Some(&x) => (self.before(b) + usize::from(starts_char(x))).saturating_sub(1),
+        }
+    }
+}
+
 /// [`snippet`], told whether `text` is ASCII (a test runs ASCII text both ways).
 fn window(text: &str, matches: &[Range<usize>], opts: &SnippetOptions, ascii: bool) -> Snippet {
-    // Byte offset of every char start, plus the end; none kept for ASCII text, where the
-    // k-th char starts at byte k (most entries: no offsets to collect for a long one).
-    let starts: Vec<usize> = if ascii {
-        Vec::new()
-    } else {
-        text.char_indices()
-            .map(|(i, _)| i)
-            .chain(std::iter::once(text.len()))
-            .collect()
-    };
-    let at = |k: usize| if ascii { k } else { starts[k] };
-    let n_chars = if ascii { text.len() } else { starts.len() - 1 };
-    let char_of = |byte: usize| {
-        if ascii {
-            byte.min(text.len())
-        } else {
-            starts.partition_point(|&s| s < byte.min(text.len()))
-        }
-    };
-    let char_floor = |byte: usize| {
-        let b = byte.min(text.len());
-        if ascii {
-            b
-        } else {
-            starts.partition_point(|&s| s <= b).saturating_sub(1)
-        }
-    };
+    window_in(text, matches, opts, &Chars::new(text, ascii))
+}
+
+/// How many chars a window that starts at char `ws` (byte `from`) moves to start after a
+/// space: past the first whitespace char of its lead, the chars before the first match's
+/// (char `s`), if that is among the lead's first 16 chars; else 0.
+fn lead_shift(text: &str, from: usize, ws: usize, s: usize) -> usize {
+    let lead = s.min(ws + 16).saturating_sub(ws);
+    let mut chars = text.get(from..).unwrap_or_default().chars().take(lead);
+    chars.position(char::is_whitespace).map_or(0, |j| j + 1)
+}
+
+/// [`snippet`] with the text's chars at `chars`.
+fn window_in(
+    text: &str,
+    matches: &[Range<usize>],
+    opts: &SnippetOptions,
+    chars: &impl Places,
+) -> Snippet {
+    let at = |k: usize| chars.at(k);
+    let n_chars = chars.count();
+    let char_of = |byte: usize| chars.before(byte.min(text.len()));
+    let char_floor = |byte: usize| chars.of_byte(byte.min(text.len()));
 
     // Matches as char ranges, sorted, empty ones dropped.
     let mut spans: Vec<(usize, usize)> = matches
@@ -129,18 +227,9 @@ fn window(text: &str, matches: &[Range<usize>], opts: &SnippetOptions, ascii: bo
             }
             // Prefer to start after a space within the lead, if that keeps every match.
             if ws > 0 {
-                if let Some(k) = (ws..s).find(|&k| {
-                    text[at(k)..at(k + 1)]
-                        .chars()
-                        .next()
-                        .is_some_and(char::is_whitespace)
-                }) {
-                    if k < s && k + 1 - ws <= 16 {
-                        let shift = k + 1 - ws;
-                        ws += shift;
-                        we = (we + shift).min(n_chars);
-                    }
-                }
+                let shift = lead_shift(text, at(ws), ws, s);
+                ws += shift;
+                we = (we + shift).min(n_chars);
             }
             (ws, we)
         }
@@ -289,34 +378,97 @@ mod tests {
         assert_eq!(s.highlights.len(), 2);
     }
 
-    /// ASCII text gives the same snippet with or without the table of char starts.
-    #[test]
-    fn ascii_needs_no_char_table() {
-        let mut next = crate::test_util::xorshift(0x9e37_79b9_7f4a_7c15u64);
-        let words = ["alpha", " ", "timeout", "\n", "x", "  ", "filler"];
-        for round in 0..300 {
-            let len = next(120) as usize;
-            let text: String = (0..len)
-                .map(|_| words[next(7) as usize])
-                .collect::<String>();
-            let spans: Vec<Range<usize>> = (0..next(6))
-                .map(|_| {
-                    let a = next(text.len() as u64 + 3) as usize;
-                    a..a + next(12) as usize
-                })
-                .collect();
-            for max in [0, 1, 5, 16, 40, 240] {
-                let o = SnippetOptions {
-                    max_chars: max,
-                    max_highlights: 1 + round % 4,
-                };
-                assert_eq!(
-                    window(&text, &spans, &o, true),
-                    window(&text, &spans, &o, false),
-                    "{text:?} {spans:?} {max}"
-                );
+    /// Every char's place in a table, as the window first read them: the reference of
+    /// [`Chars`].
+    struct Table {
+        /// Each char's start, then the text's length.
+        starts: Vec<usize>,
+    }
+
+    impl Table {
+        fn new(text: &str) -> Table {
+            let ends = std::iter::once(text.len());
+            Table {
+                starts: text.char_indices().map(|(i, _)| i).chain(ends).collect(),
             }
         }
+    }
+
+    impl Places for Table {
+        fn count(&self) -> usize {
+            self.starts.len() - 1
+        }
+        fn before(&self, b: usize) -> usize {
+            self.starts.partition_point(|&x| x < b)
+        }
+        fn at(&self, k: usize) -> usize {
+            self.starts[k.min(self.count())]
+        }
+        fn of_byte(&self, b: usize) -> usize {
+            self.starts.partition_point(|&x| x <= b).saturating_sub(1)
+        }
+    }
+
+    /// ASCII text, and text of chars one to four bytes wide, across blocks, with matches on
+    /// and off char boundaries and past the end: the blocks' places give the table's
+    /// snippets, and ASCII text gives them read as ASCII or not.
+    #[test]
+    fn block_places_are_the_table_places() {
+        let mut next = crate::test_util::xorshift(0x2545_f491_4f6c_dd1du64);
+        let ascii = ["alpha", " ", "timeout", "\n", "x", "  ", "filler", "b", "c"];
+        let mixed = ["a", " ", "é", "日本", "\n", "😀", "x y", "  ", "ß"];
+        let mut checked = 0;
+        for round in 0..800 {
+            let pieces = if round % 2 == 0 { ascii } else { mixed };
+            let len = next(if round % 8 < 2 { 400 } else { 90 }) as usize;
+            let text: String = (0..len).map(|_| pieces[next(9) as usize]).collect();
+            let spans: Vec<Range<usize>> = (0..next(8))
+                .map(|_| {
+                    let a = next(text.len() as u64 + 5) as usize;
+                    a..a + next(20) as usize
+                })
+                .collect();
+            for max in [0, 1, 3, 16, 40, 240] {
+                let o = SnippetOptions {
+                    max_chars: max,
+                    max_highlights: 1 + round % 5,
+                };
+                let want = window_in(&text, &spans, &o, &Table::new(&text));
+                assert_eq!(snippet(&text, &spans, &o), want, "{text:?} {spans:?} {max}");
+                // The blocks read ASCII text as they read any other.
+                assert_eq!(window(&text, &spans, &o, false), want, "{text:?} {spans:?}");
+                if text.is_ascii() {
+                    assert_eq!(window(&text, &spans, &o, true), want, "{text:?} {spans:?}");
+                }
+                checked += usize::from(!want.highlights.is_empty());
+            }
+        }
+        assert!(checked > 1_000, "{checked}");
+    }
+
+    /// A window moves past the first whitespace char among the chars from its start to the
+    /// first match's, if that char is one of the first 16: every start and match over texts
+    /// of spaces and chars of one to four bytes.
+    #[test]
+    fn lead_shift_is_the_first_space_of_the_lead() {
+        let texts = crate::test_util::strings_over(&["a", " ", "é", "\n", "😀"], 5);
+        let long = format!("{}{}", "x".repeat(20), " y ".repeat(3));
+        let mut shifted = 0;
+        for text in texts.iter().chain([&long]) {
+            let chars: Vec<(usize, char)> = text.char_indices().collect();
+            for ws in 0..=chars.len() {
+                for s in ws..=chars.len() {
+                    let from = chars.get(ws).map_or(text.len(), |c| c.0);
+                    let want = (ws..s)
+                        .find(|&k| chars[k].1.is_whitespace())
+                        .filter(|&k| k + 1 - ws <= 16)
+                        .map_or(0, |k| k + 1 - ws);
+                    assert_eq!(lead_shift(text, from, ws, s), want, "{text:?} {ws} {s}");
+                    shifted += usize::from(want > 0);
+                }
+            }
+        }
+        assert!(shifted > 1_000, "{shifted}");
     }
 
     #[test]
