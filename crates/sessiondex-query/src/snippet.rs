@@ -145,6 +145,9 @@ impl Places for Chars<'_> {
     }
 
     fn of_byte(&self, b: usize) -> usize {
+        if self.ascii {
+            return b.min(self.bytes.len());
+        }
         match self.bytes.get(b) {
             None => self.count(),
             Some(&x) => (self.before(b) + usize::from(starts_char(x))).saturating_sub(1),
