@@ -3302,12 +3302,6 @@ pub fn recall(
     let highlight = QueryTerms::from_terms(s.highlight.iter().cloned());
     let searched = crate::bm25::TermSearch::new(&highlight);
     let branches_arg = (v.branches == Branches::All).then_some(Branches::All);
-    let base = 600 + json_len(&s.coverage) + json_len(req);
-    // Hits are counted by a coarse bound of their length while those show the page fits
-    // (each byte of a string as six, its longest escape, without reading the strings), then
-    // by a finer bound (a pass over each string), and exactly from the first hit that does
-    // not show fitting: the same hits as counting each exactly.
-    let mut used = base;
     // Not in the browser build, which keeps to its size budget: there every page is counted
     // finely from the first hit (the same pages).
     let mut coarse = !cfg!(target_arch = "wasm32");
@@ -3326,6 +3320,17 @@ pub fn recall(
     let mut cold_follow: Option<SessionRecalls> = None;
     let page_items = || items.iter().skip(offset).take(v.page_size as usize);
     let mut page_left = page_items().count();
+    // The page without its hits: only a page with hits counts it.
+    let base = if page_left == 0 {
+        0
+    } else {
+        600 + json_len(&s.coverage) + json_len(req)
+    };
+    // Hits are counted by a coarse bound of their length while those show the page fits
+    // (each byte of a string as six, its longest escape, without reading the strings), then
+    // by a finer bound (a pass over each string), and exactly from the first hit that does
+    // not show fitting: the same hits as counting each exactly.
+    let mut used = base;
     // Room for the page's hits at once (a hit is a few hundred bytes, moved at each growth).
     let mut hits = Vec::with_capacity(page_left);
     // How the finer bound of each page hit's call's args is found, for the switch from the
