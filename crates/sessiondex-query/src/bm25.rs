@@ -1079,37 +1079,71 @@ impl TermSearch {
         }
         run_spans(text, terms, max)
     }
+
+    /// [`term_spans`] of text that is not all ASCII (the same spans). When every term has
+    /// its search, by those searches: a term is found where no term character is next to
+    /// it. The runs of term characters that a search cannot find are those holding a
+    /// character that is neither ASCII nor sealed (which NFKC or case folding may make
+    /// ASCII): each is found from the text's non-ASCII bytes and compared as [`term_spans`]
+    /// compares it. So a long text with a few such characters is not read a character at a
+    /// time. Else, and in the browser build, [`term_spans`].
+    pub(crate) fn non_ascii_spans(
+        &self,
+        text: &str,
+        terms: &QueryTerms,
+        max: usize,
+    ) -> Vec<Range<usize>> {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(finders) = self
+            .finders
+            .as_ref()
+            .filter(|f| max > 0 && !f.is_empty() && f.len() == terms.len())
+        {
+            return mixed_spans(finders, text, terms, max);
+        }
+        term_spans(text, terms, max)
+    }
 }
 
-/// [`TermSearch::ascii_spans`] by a search of each of (at most two) terms.
+/// [`TermSearch::non_ascii_spans`] by the searches of (at most two) terms.
 #[cfg(not(target_arch = "wasm32"))]
-fn searched_spans(finders: &[(CaseFinder, usize)], text: &[u8], max: usize) -> Vec<Range<usize>> {
-    // One lowered copy serves every finder that searches one (each makes the same copy).
-    let mut lowered = Vec::new();
-    if let Some((f, _)) = finders.iter().find(|(f, _)| f.lowers()) {
-        f.lower_into(text, &mut lowered);
-    }
-    let lowered = &lowered;
-    let mut lists = finders.iter().map(|(f, len)| {
-        let len = *len;
-        let whole = move |s: usize| {
-            (s == 0 || text.get(s - 1).is_some_and(|&b| !is_ascii_term_byte(b)))
-                && text.get(s + len).is_none_or(|&b| !is_ascii_term_byte(b))
-        };
-        f.starts(text, lowered)
-            .filter(move |&s| whole(s))
-            .take(max)
-            .map(move |s| s..s + len)
-            .peekable()
+fn mixed_spans(
+    finders: &[(CaseFinder, usize)],
+    text: &str,
+    terms: &QueryTerms,
+    max: usize,
+) -> Vec<Range<usize>> {
+    // A place found is at ASCII bytes, so its neighbours are whole characters.
+    let found = searched_spans_by(finders, text.as_bytes(), max, |s, e| {
+        !text
+            .get(..s)
+            .and_then(|t| t.chars().next_back())
+            .is_some_and(is_term_char)
+            && !text
+                .get(e..)
+                .and_then(|t| t.chars().next())
+                .is_some_and(is_term_char)
     });
-    let (Some(mut a), b) = (lists.next(), lists.next()) else {
-        return Vec::new();
-    };
-    let Some(mut b) = b else {
-        return a.collect();
-    };
-    // Two terms' places never meet (each is a whole run): merged as they are found (no
-    // list per term), they are the runs'.
+    // A run that starts past the last place found of a full list is not among the first.
+    let until = found
+        .get(max.saturating_sub(1))
+        .map_or(text.len(), |r| r.start);
+    let unsealed = unsealed_runs(text, terms, max, until);
+    if unsealed.is_empty() {
+        return found;
+    }
+    // Both lists are in order and never meet (a term found is a run of ASCII bytes).
+    merged(found.into_iter(), unsealed.into_iter(), max)
+}
+
+/// The ranges of two lists in order, that never meet, merged in order, at most `max`.
+#[cfg(not(target_arch = "wasm32"))]
+fn merged(
+    a: impl Iterator<Item = Range<usize>>,
+    b: impl Iterator<Item = Range<usize>>,
+    max: usize,
+) -> Vec<Range<usize>> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
     let mut out = Vec::new();
     while out.len() < max {
         let r = match (a.peek(), b.peek()) {
@@ -1121,6 +1155,112 @@ fn searched_spans(finders: &[(CaseFinder, usize)], text: &[u8], max: usize) -> V
         out.push(r);
     }
     out
+}
+
+/// The spans [`term_spans`] gives in text with ASCII terms among the runs of term
+/// characters that hold a character neither ASCII nor sealed, at most `max`, in order, of
+/// the runs holding such a character before `until`.
+#[cfg(not(target_arch = "wasm32"))]
+fn unsealed_runs(text: &str, terms: &QueryTerms, max: usize, until: usize) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while out.len() < max {
+        let Some(at) = next_non_ascii(bytes, from).filter(|&at| at < until) else {
+            break;
+        };
+        let Some(c) = text.get(at..).and_then(|t| t.chars().next()) else {
+            break;
+        };
+        let class = char_class(c);
+        if class & TERM == 0 || class & SEALED != 0 {
+            from = at + c.len_utf8();
+            continue;
+        }
+        // The run around it: term characters back to its start and on to its end.
+        let start = text.get(..at).map_or(at, |head| {
+            let mut start = at;
+            for ch in head.chars().rev() {
+                if !is_term_char(ch) {
+                    break;
+                }
+                start -= ch.len_utf8();
+            }
+            start
+        });
+        let end = text.get(at..).map_or(at, |tail| {
+            let mut end = at;
+            for ch in tail.chars() {
+                if !is_term_char(ch) {
+                    break;
+                }
+                end += ch.len_utf8();
+            }
+            end
+        });
+        let mut hit = false;
+        if let Some(run) = text.get(start..end) {
+            for_each_token(run, |t| hit |= terms.position(t).is_some());
+        }
+        if hit {
+            out.push(start..end);
+        }
+        from = end.max(at + c.len_utf8());
+    }
+    out
+}
+
+/// Whether `c` is a term character, as [`term_spans`] tells: ASCII by the table, any other
+/// by its class.
+#[cfg(not(target_arch = "wasm32"))]
+fn is_term_char(c: char) -> bool {
+    match u8::try_from(c) {
+        Ok(b) if b.is_ascii() => is_ascii_term_byte(b),
+        _ => char_class(c) & TERM != 0,
+    }
+}
+
+/// [`TermSearch::ascii_spans`] by a search of each of (at most two) terms.
+#[cfg(not(target_arch = "wasm32"))]
+fn searched_spans(finders: &[(CaseFinder, usize)], text: &[u8], max: usize) -> Vec<Range<usize>> {
+    searched_spans_by(finders, text, max, |s, e| {
+        (s == 0 || text.get(s - 1).is_some_and(|&b| !is_ascii_term_byte(b)))
+            && text.get(e).is_none_or(|&b| !is_ascii_term_byte(b))
+    })
+}
+
+/// The places of each of (at most two) terms in `text`, ASCII case ignored, where `whole`
+/// holds of the place's start and end, merged in order, at most `max`.
+#[cfg(not(target_arch = "wasm32"))]
+fn searched_spans_by(
+    finders: &[(CaseFinder, usize)],
+    text: &[u8],
+    max: usize,
+    whole: impl Fn(usize, usize) -> bool + Copy,
+) -> Vec<Range<usize>> {
+    // One lowered copy serves every finder that searches one (each makes the same copy).
+    let mut lowered = Vec::new();
+    if let Some((f, _)) = finders.iter().find(|(f, _)| f.lowers()) {
+        f.lower_into(text, &mut lowered);
+    }
+    let lowered = &lowered;
+    let mut lists = finders.iter().map(|(f, len)| {
+        let len = *len;
+        let whole = move |s: usize| whole(s, s + len);
+        f.starts(text, lowered)
+            .filter(move |&s| whole(s))
+            .take(max)
+            .map(move |s| s..s + len)
+    });
+    let (Some(a), b) = (lists.next(), lists.next()) else {
+        return Vec::new();
+    };
+    let Some(b) = b else {
+        return a.collect();
+    };
+    // Two terms' places never meet (each is a whole run): merged as they are found (no
+    // list per term), they are the runs'.
+    merged(a, b, max)
 }
 
 /// The runs of term bytes (`_`, letters, digits) of ASCII text, in order: its tokens, before
@@ -1256,21 +1396,71 @@ mod tests {
         let mut found = 0;
         for len in 0..600 {
             let text = random_text(alphabet, len % 40, &mut x);
-            for set in sets {
-                let q = QueryTerms::from_terms(set.iter().copied());
-                let search = TermSearch::new(&q);
-                for max in [0, 1, 2, 5, usize::MAX] {
-                    let want = term_spans(&text, &q, max);
-                    assert_eq!(
-                        search.ascii_spans(text.as_bytes(), &q, max),
-                        want,
-                        "{text:?} {set:?} {max}"
-                    );
-                    found += want.len();
-                }
-            }
+            found += same_spans(&text, &sets, |s, t, q, max| {
+                s.ascii_spans(t.as_bytes(), q, max)
+            })
+            .len();
         }
         assert!(found > 5_000, "{found}");
+    }
+
+    /// The spans `search` gives of `text` for each set of terms, at every cap, checked equal
+    /// to [`term_spans`]'s; all of them.
+    fn same_spans(
+        text: &str,
+        sets: &[&[&str]],
+        search: impl Fn(&TermSearch, &str, &QueryTerms, usize) -> Vec<Range<usize>>,
+    ) -> Vec<Range<usize>> {
+        let mut all = Vec::new();
+        for set in sets {
+            let q = QueryTerms::from_terms(set.iter().copied());
+            let s = TermSearch::new(&q);
+            for max in [0, 1, 2, 5, usize::MAX] {
+                let want = term_spans(text, &q, max);
+                assert_eq!(search(&s, text, &q, max), want, "{text:?} {set:?} {max}");
+                all.extend(want);
+            }
+        }
+        all
+    }
+
+    /// In text that is not all ASCII, the searches' spans are the general ones: random texts
+    /// over ASCII term bytes of both cases, separators, sealed letters, characters that NFKC
+    /// or case folding makes ASCII (a ligature, a full-width letter, the Kelvin sign), a
+    /// combining mark and a dash; one or two terms (one not ASCII: the general search), every
+    /// cap.
+    #[test]
+    fn searched_mixed_spans_are_the_general_spans() {
+        let alphabet = [
+            "q", "Q", "a", "k", "f", "i", "1", "_", " ", ".", "-", "\u{e9}", "\u{65e5}",
+            "\u{fb01}", "\u{ff51}", "\u{212a}", "\u{301}", "\u{2014}",
+        ];
+        let sets: [&[&str]; 10] = [
+            &["q"],
+            &["a"],
+            &["qa"],
+            &["aq", "a"],
+            &["q_1", "qq"],
+            &["fi"],
+            &["k", "q"],
+            &["fia", "kk"],
+            &["\u{e9}", "q"],
+            &["a.q"],
+        ];
+        let mut next = crate::test_util::xorshift(0x2545_f491_4f6c_dd1d);
+        let (mut found, mut unsealed) = (0, 0);
+        for len in 0..1_500 {
+            let text: String = (0..len % 50)
+                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                .collect();
+            let spans = same_spans(&text, &sets, TermSearch::non_ascii_spans);
+            found += spans.len();
+            unsealed += spans
+                .iter()
+                .filter(|r| !text[(*r).clone()].is_ascii())
+                .count();
+        }
+        assert!(found > 5_000 && unsealed > 500, "{found} {unsealed}");
     }
 
     /// A one-term score is [`Bm25::score_idf`]'s to the bit, over frequencies, lengths past

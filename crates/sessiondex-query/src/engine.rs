@@ -3400,7 +3400,9 @@ pub fn recall(
                     Matcher::Terms { .. } if text.is_ascii() => {
                         searched.ascii_spans(text.as_bytes(), &highlight, term_cap)
                     }
-                    Matcher::Terms { .. } => crate::bm25::term_spans(text, &highlight, general_cap),
+                    Matcher::Terms { .. } => {
+                        searched.non_ascii_spans(text, &highlight, general_cap)
+                    }
                     Matcher::Phrase { phrase, .. } => phrase.spans(text, MAX_SNIP),
                     Matcher::Regex(re) => re.find_spans(text, MAX_SNIP),
                 };
