@@ -1559,17 +1559,21 @@ impl<'a> Search<'a> {
     /// (`tf`): when the mask holds it (`listed`, the mask's list from this entry on, is
     /// advanced past it), counted in each group's document frequency, and a candidate
     /// when the groups found match the query. `stats` are the shard's, with its entry
-    /// count (an entry past it is damage).
+    /// count (an entry past it is damage). Generic over the frequencies' type: two terms'
+    /// array gives a copy whose length is known when compiled, so the loops over them unroll
+    /// and their copy is one store (a slice's length is the query's, and it was copied by a
+    /// call to `memcpy`).
     #[inline]
-    fn merged_entry(
+    fn merged_entry<T: AsRef<[u32]> + ?Sized>(
         &mut self,
         slot: usize,
         (stats, n_entries): &(hot::EntryStats<'_>, usize),
         mask: &Mask<'_>,
         listed: &mut Option<&[u32]>,
         entry: u32,
-        tf: &[u32],
+        tf: &T,
     ) -> Result<(), Error> {
+        let tf = tf.as_ref();
         let held = match listed {
             None => mask.holds(entry as usize),
             Some(l) => advance_to(l, entry),
