@@ -127,7 +127,7 @@ enum Cmd {
 /// The allocator the `sessiondex` command line uses, for every system run here alike (each runs
 /// in a child process of this binary).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: sessiondex_core::alloc::Mimalloc = sessiondex_core::alloc::Mimalloc;
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().cmd {

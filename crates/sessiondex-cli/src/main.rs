@@ -16,9 +16,10 @@ mod query;
 use query::{CallArgs, ExpandArgs, RecallArgs, TraceArgs};
 
 /// mimalloc: a sync allocates and frees many small strings and vectors per record and term
-/// (without transparent huge pages: the workspace dependency's `no_thp`).
+/// (without transparent huge pages: the workspace dependency's `no_thp`), asked for plain
+/// blocks where their alignment is enough ([`sessiondex_core::alloc`]).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: sessiondex_core::alloc::Mimalloc = sessiondex_core::alloc::Mimalloc;
 
 /// Fast, honest recall over coding agent session logs.
 #[derive(Debug, Parser)]

@@ -39,6 +39,8 @@
 //! ```
 #![deny(missing_docs)]
 
+#[cfg(feature = "mimalloc")]
+pub mod alloc;
 pub mod bundle;
 pub mod catalog;
 pub mod cold;

@@ -1,7 +1,8 @@
 //! Read-only memory maps of index files (feature `mmap`).
 //!
 //! The crate's `unsafe` for reading: mapping a file. Readers stay safe code over `&[u8]`.
-//! (The others are `syncfs` in `store` and a cache prefetch hint in `terms`.)
+//! (The others are `syncfs` in `store`, a cache prefetch hint in `terms` and the allocator in
+//! `alloc`.)
 
 use std::fs::File;
 use std::path::Path;
