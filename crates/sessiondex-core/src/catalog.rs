@@ -1920,19 +1920,29 @@ impl<B: AsRef<[u8]>> Catalog<B> {
     }
 
     fn postings(&self, starts: Col, bytes: Col, ord: u64) -> Result<Vec<u32>> {
-        let mut out = Vec::new();
-        self.each_posting(starts, bytes, ord, |s| out.push(s))?;
+        let bytes = self.posting_bytes(starts, bytes, ord)?;
+        // Room for the whole list at once (grown a push at a time, a common term's list was
+        // copied over and over): a list holds each session once, and as varints each takes a
+        // byte at least; a bitmap (head 1) may hold every session.
+        let n = self.cols.n;
+        let bitmap = read_varint(bytes, &mut 0) == Some(1);
+        let mut out = Vec::with_capacity(if bitmap { n } else { bytes.len().min(n) });
+        each_posting_in(bytes, self.cols.n, |s| out.push(s))?;
         Ok(out)
     }
 
     /// Calls `f` with each session ordinal of posting list `ord`, ascending.
     fn each_posting(&self, starts: Col, bytes: Col, ord: u64, f: impl FnMut(u32)) -> Result<()> {
+        each_posting_in(self.posting_bytes(starts, bytes, ord)?, self.cols.n, f)
+    }
+
+    /// The varints of posting list `ord`.
+    fn posting_bytes(&self, starts: Col, bytes: Col, ord: u64) -> Result<&[u8]> {
         let base = self.base();
         let ord = usize::try_from(ord).map_err(|_| missing())?;
         let span = starts.span(base, ord).ok_or_else(missing)?;
         let all = bytes.bytes(base).ok_or_else(missing)?;
-        let bytes = all.get(span).ok_or_else(missing)?;
-        each_posting_in(bytes, self.cols.n, f)
+        all.get(span).ok_or_else(missing)
     }
 
     /// Reads both merged maps whole: every term and id key, and every posting list they
