@@ -6,9 +6,10 @@
 //! path checks the alignment, and a block over 1 KiB whose size class is no power of two
 //! takes a slow path that allocates more and aligns within it (some 200 instructions, where
 //! `mi_malloc` takes a few dozen). A recall call of a rare term allocates about a hundred
-//! times: `probe` counted 6% fewer of its instructions with plain blocks
-//! (docs/performance-history.md). The crate's third `unsafe` site for speed, after `syncfs`
-//! in `store` and the prefetch hint in `terms`; mapping files is in `mmap`.
+//! times: `callgrind` of `sessiondex-bench probe` counted 6% fewer of its instructions with
+//! plain blocks (docs/performance-history.md, Fifty-third run). One of the crate's four
+//! `unsafe` sites, with mapping files in `mmap`, `syncfs` in `store` and the prefetch hint in
+//! `terms`.
 //!
 //! ```no_run
 //! #[global_allocator]

@@ -1927,7 +1927,7 @@ impl<B: AsRef<[u8]>> Catalog<B> {
         let n = self.cols.n;
         let bitmap = read_varint(bytes, &mut 0) == Some(1);
         let mut out = Vec::with_capacity(if bitmap { n } else { bytes.len().min(n) });
-        each_posting_in(bytes, self.cols.n, |s| out.push(s))?;
+        each_posting_in(bytes, n, |s| out.push(s))?;
         Ok(out)
     }
 
