@@ -41,6 +41,8 @@
 
 #[cfg(feature = "mimalloc")]
 pub mod alloc;
+#[allow(unsafe_code)]
+pub mod background;
 pub mod bundle;
 pub mod catalog;
 pub mod cold;
