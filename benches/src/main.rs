@@ -80,8 +80,8 @@ enum Cmd {
         #[arg(long)]
         work: Option<PathBuf>,
     },
-    /// sessiondex alone over an index kept in --work: each query's total, page hash, p50 and
-    /// fastest call (binary against binary: the same hashes are the same pages).
+    /// sessiondex alone over an index kept in --work: each query's total, page hash, p50,
+    /// fastest and slowest call (binary against binary: the same hashes are the same pages).
     Probe {
         /// A corpus written by `gen`.
         #[arg(long)]

@@ -4,8 +4,8 @@
 //! judged better by running the same queries many times over one opened index, binary against
 //! binary, and by checking that no answer moved. For every query of `queries.json` (or those
 //! whose id holds `--filter`) the probe prints the page's total, a hash of the page's JSON (the
-//! hits, their order, snippets, follow calls and coverage) and the p50 and minimum of `--reps`
-//! calls. Two binaries that print the same hashes gave the same pages.
+//! hits, their order, snippets, follow calls and coverage) and the p50, minimum and maximum of
+//! `--reps` calls. Two binaries that print the same hashes gave the same pages.
 //!
 //! `sessiondex-bench read` ([`read_alone`]) times the source reader alone, the part of a build
 //! every system here shares.
@@ -53,6 +53,8 @@ pub struct ProbeLine {
     pub p50_us: f64,
     /// Fastest call, microseconds.
     pub min_us: f64,
+    /// Slowest call, microseconds (a class's p99 in `compare` is often one such call).
+    pub max_us: f64,
 }
 
 /// FNV-1a, 64 bits, of the page's JSON: stable across processes and Rust versions (the std
@@ -120,25 +122,26 @@ pub fn probe(opts: &ProbeOptions) -> anyhow::Result<Vec<ProbeLine>> {
             hash: page_hash(&json),
             p50_us: percentile(&samples, 0.50),
             min_us: samples.first().copied().unwrap_or(0.0),
+            max_us: samples.last().copied().unwrap_or(0.0),
         });
     }
     Ok(lines)
 }
 
-/// The report: one line per query, `id total hash p50 min`.
+/// The report: one line per query, `id total hash p50 min max`.
 #[must_use]
 pub fn render(lines: &[ProbeLine]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<44} {:>8} {:>16} {:>10} {:>10}",
-        "query", "total", "page hash", "p50 us", "min us"
+        "{:<44} {:>8} {:>16} {:>10} {:>10} {:>10}",
+        "query", "total", "page hash", "p50 us", "min us", "max us"
     );
     for l in lines {
         let _ = writeln!(
             out,
-            "{:<44} {:>8} {:>16x} {:>10.1} {:>10.1}",
-            l.id, l.total, l.hash, l.p50_us, l.min_us
+            "{:<44} {:>8} {:>16x} {:>10.1} {:>10.1} {:>10.1}",
+            l.id, l.total, l.hash, l.p50_us, l.min_us, l.max_us
         );
     }
     out
