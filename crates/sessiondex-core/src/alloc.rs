@@ -7,9 +7,9 @@
 //! takes a slow path that allocates more and aligns within it (some 200 instructions, where
 //! `mi_malloc` takes a few dozen). A recall call of a rare term allocates about a hundred
 //! times: `callgrind` of `sessiondex-bench probe` counted 6% fewer of its instructions with
-//! plain blocks (docs/performance-history.md, Fifty-third run). One of the crate's four
-//! `unsafe` sites, with mapping files in `mmap`, `syncfs` in `store` and the prefetch hint in
-//! `terms`.
+//! plain blocks (docs/performance-history.md, Fifty-third run). One of the crate's five
+//! `unsafe` sites, with mapping files in `mmap`, `syncfs` in `store`, the prefetch hint in
+//! `terms` and a thread's scheduling policy in `background`.
 //!
 //! ```no_run
 //! #[global_allocator]

@@ -1,8 +1,8 @@
 //! Read-only memory maps of index files (feature `mmap`).
 //!
 //! The crate's `unsafe` for reading: mapping a file. Readers stay safe code over `&[u8]`.
-//! (The others are `syncfs` in `store`, a cache prefetch hint in `terms` and the allocator in
-//! `alloc`.)
+//! (The others are `syncfs` in `store`, a cache prefetch hint in `terms`, the allocator in
+//! `alloc` and a thread's scheduling policy in `background`.)
 
 use std::fs::File;
 use std::path::Path;
