@@ -208,8 +208,10 @@ pub(crate) fn open(
     let sources = (!sources.is_empty()).then(|| sources.to_vec());
     let mut memory =
         Memory::open(config, sources, index_dir.cloned()).map_err(|e| fail(json, &e))?;
-    // One call per process: a cold digest kept open would only keep its pages here.
+    // One call per process: a cold digest kept open would only keep its pages here, and a
+    // build for later calls would only take a core from this one.
     memory.set_cold_cache_bytes(0);
+    memory.set_background_builds(false);
     Ok(memory)
 }
 

@@ -128,6 +128,8 @@ pub struct Index {
     flags: OnceLock<Vec<u8>>,
     /// [`Index::term_list`], likewise (shared with the thread that builds its buckets).
     term_list: OnceLock<Arc<TermList>>,
+    /// [`Index::set_background_builds`].
+    background: std::sync::atomic::AtomicBool,
     /// [`Index::session_totals`], likewise.
     totals: OnceLock<Option<SessionTotals>>,
     /// What the last recall call left for the next one to fill ([`crate::engine::Scratch`]).
@@ -174,14 +176,16 @@ pub struct TermList {
     suffixes: OnceLock<Suffixes>,
     /// Whether an [`TermList::ending_with`] of three bytes or more searched already.
     searched_ending: std::sync::atomic::AtomicBool,
-    /// The terms by the three-byte runs they hold, built from the second
-    /// [`TermList::holding`] of a needle of three bytes or more on (see
+    /// The terms by the three-byte runs they hold, built beside the calls or by the second
+    /// [`TermList::holding`] of a needle of three bytes or more (see
     /// [`TermList::ready_grams`]).
     grams: OnceLock<Buckets>,
     /// Whether a [`TermList::holding`] of three bytes or more searched already.
     searched_holding: std::sync::atomic::AtomicBool,
-    /// Whether the build of `grams` began.
-    building_grams: std::sync::atomic::AtomicBool,
+    /// Whether the build of `grams` on a thread began.
+    building: std::sync::atomic::AtomicBool,
+    /// Whether `grams` may be built on a thread of its own ([`Index::set_background_builds`]).
+    background: std::sync::atomic::AtomicBool,
     /// The list itself when an [`Index`] shares it: `grams` is then built on a thread of its
     /// own, which holds the list while it builds.
     me: std::sync::Weak<TermList>,
@@ -471,24 +475,37 @@ impl TermList {
 
     /// [`TermList::grams`] once built, for a search of a needle of three bytes or more.
     ///
-    /// The first such search finds none and builds none: a process that searches once, as
-    /// the CLI does, searches the terms' bytes instead. The second starts the build. For the
-    /// 56,385 terms of 10,256 generated sessions it takes about 5 ms, much of it page faults
-    /// of new memory, and the call that built them waited for it (that class's p99 at that
-    /// scale). So when an [`Index`] shares the list ([`TermList::shared`]), the build runs
-    /// on a thread of its own as background work, which gives way to other threads between
-    /// runs of terms (it may share the caller's core), and until it is done the searches look
-    /// at the terms' bytes (they find the same terms). Where no thread starts (the browser),
-    /// the second search builds them.
+    /// For the 56,385 terms of 10,256 generated sessions the build takes about 5 ms, much of
+    /// it page faults of new memory; the call that built them had waited for it (that class's
+    /// p99 at that scale). So when an [`Index`] shares the list ([`TermList::shared`]) with
+    /// background builds on ([`Index::set_background_builds`]), the build starts on a thread
+    /// of its own as the list is made, as background work that gives way to other threads
+    /// between runs of terms (it may share the caller's core), and until it is done the
+    /// searches look at the terms' bytes (they find the same terms). Otherwise (the CLI, the
+    /// browser) the first search looks at the bytes and the second builds the buckets: a
+    /// process that searches once builds none.
     fn ready_grams(&self) -> Option<&Buckets> {
         use std::sync::atomic::Ordering;
         if let Some(grams) = self.grams.get() {
             return Some(grams);
         }
-        if !self.searched_holding.swap(true, Ordering::Relaxed)
-            || self.building_grams.swap(true, Ordering::Relaxed)
-        {
+        if !self.searched_holding.swap(true, Ordering::Relaxed) || self.start_grams() {
             return None;
+        }
+        Some(self.grams(&mut || {}))
+    }
+
+    /// Starts the build of [`TermList::grams`] on a thread of its own, once; false when it
+    /// cannot (a list no index shares, background builds off, or no threads), which leaves
+    /// the build to the caller.
+    fn start_grams(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        if !self.background.load(Ordering::Relaxed) {
+            // A thread started before background builds were turned off still builds.
+            return self.building.load(Ordering::Relaxed);
+        }
+        if self.building.swap(true, Ordering::Relaxed) {
+            return true;
         }
         #[cfg(not(target_arch = "wasm32"))]
         if let Some(me) = self.me.upgrade() {
@@ -496,15 +513,12 @@ impl TermList {
                 sessiondex_core::background::lower_this_thread();
                 me.grams(&mut std::thread::yield_now);
             };
-            if std::thread::Builder::new()
+            return std::thread::Builder::new()
                 .name("sessiondex-grams".to_owned())
                 .spawn(build)
-                .is_ok()
-            {
-                return None;
-            }
+                .is_ok();
         }
-        Some(self.grams(&mut || {}))
+        false
     }
 
     /// Each term in the bucket of every run of three bytes it holds: a term holding a
@@ -803,6 +817,7 @@ impl Index {
             newest_rank: OnceLock::new(),
             flags: OnceLock::new(),
             term_list: OnceLock::new(),
+            background: true.into(),
             totals: OnceLock::new(),
             #[cfg(not(target_arch = "wasm32"))]
             scratch: Mutex::default(),
@@ -860,6 +875,7 @@ impl Index {
             newest_rank: OnceLock::new(),
             flags: OnceLock::new(),
             term_list: OnceLock::new(),
+            background: true.into(),
             totals: OnceLock::new(),
             #[cfg(not(target_arch = "wasm32"))]
             scratch: Mutex::default(),
@@ -1003,7 +1019,13 @@ impl Index {
             }
         }
         list.seal();
-        Ok(self.term_list.get_or_init(|| list.shared()))
+        let background = self.background.load(std::sync::atomic::Ordering::Relaxed);
+        list.background = background.into();
+        let list = self.term_list.get_or_init(|| list.shared());
+        // The buckets of three-byte runs are built beside the calls, by the time a later
+        // call's regex narrowing asks for them.
+        list.start_grams();
+        Ok(list)
     }
 
     /// The catalog, when one was written.
@@ -1168,6 +1190,18 @@ impl Index {
     #[must_use]
     pub fn cold_kept_bytes(&self) -> u64 {
         self.cold_bytes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether work for later calls may run on a thread of its own (default true): the term
+    /// list's buckets of three-byte runs (see `TermList::ready_grams`). A process that makes
+    /// one call, as the CLI, turns it off: the build would only take a core from that call.
+    pub fn set_background_builds(&self, on: bool) {
+        self.background
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+        if let Some(list) = self.term_list.get() {
+            list.background
+                .store(on, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// Sets the bytes of cold digests kept open across calls (default [`COLD_CACHE_BYTES`]);
@@ -1591,10 +1625,11 @@ mod tests {
         list
     }
 
-    /// A shared list (an [`Index`]'s) builds its buckets of runs on a thread started by the
-    /// second search of a needle of three bytes or more; the searches before and after the
-    /// build give exactly the terms a search of each term gives, and so do a list's own
-    /// buckets built in the call (a list no index shares).
+    /// A shared list with background builds on (an [`Index`]'s) builds its buckets of runs
+    /// on a thread, here started by the second search of a needle of three bytes or more (an
+    /// index starts it as it makes the list); the searches before and after the build give
+    /// exactly the terms a search of each term gives, and so do a list's own buckets built in
+    /// the call (a list no index shares). Both build their suffixes' buckets in the call.
     #[test]
     fn holding_by_runs_is_a_search_of_each_term_built_beside_or_in_the_call() {
         let mut next = crate::test_util::xorshift(0x9e37_79b9_7f4a_7c15u64);
@@ -1624,18 +1659,23 @@ mod tests {
                 let maybe = list.maybe_holding(&f);
                 assert!(maybe.windows(2).all(|w| w[0] < w[1]), "{needle:?}");
                 assert!(want.iter().all(|k| maybe.contains(k)), "{needle:?}");
+                let ending: Vec<usize> = terms
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| t.ends_with(needle.as_str()))
+                    .map(|(k, _)| k)
+                    .collect();
+                assert_eq!(list.ending_with(&f[0]), ending, "{needle:?}");
             }
         };
-        let shared = build().shared();
+        let mut shared = build();
+        shared.background = true.into();
+        let shared = shared.shared();
         let first = [memchr::memmem::Finder::new("abc")];
         let _ = shared.holding(&first);
-        assert!(!shared
-            .building_grams
-            .load(std::sync::atomic::Ordering::Relaxed));
+        assert!(!shared.building.load(std::sync::atomic::Ordering::Relaxed));
         check(&shared);
-        assert!(shared
-            .building_grams
-            .load(std::sync::atomic::Ordering::Relaxed));
+        assert!(shared.building.load(std::sync::atomic::Ordering::Relaxed));
         // The thread ends its build (its work is bounded); the searches then use it.
         let waited = std::time::Instant::now();
         while shared.grams.get().is_none() {
@@ -1646,11 +1686,13 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         check(&shared);
+        assert!(shared.suffixes.get().is_some());
         let own = build();
         let _ = own.holding(&first);
         let _ = own.holding(&first);
         assert!(own.grams.get().is_some());
         check(&own);
+        assert!(own.suffixes.get().is_some());
     }
 
     /// Over many terms (many sharing a bucket), the buckets give the terms a search of each

@@ -88,6 +88,9 @@ pub struct Memory {
     /// Bytes of cold digests each opened index keeps across calls
     /// ([`Memory::set_cold_cache_bytes`]).
     pub(crate) cold_cache_bytes: u64,
+    /// Whether each opened index may build for later calls on a thread of its own
+    /// ([`Memory::set_background_builds`]).
+    pub(crate) background_builds: bool,
 }
 
 /// The indexes a [`Memory`] keeps open, per branch mode.
@@ -122,6 +125,7 @@ impl Memory {
             store,
             indexes: Arc::default(),
             cold_cache_bytes: sessiondex_query::index::COLD_CACHE_BYTES,
+            background_builds: true,
         })
     }
 
@@ -130,6 +134,15 @@ impl Memory {
     /// call and exits (the CLI) sets 0: kept digests would only hold their pages in it.
     pub fn set_cold_cache_bytes(&mut self, bytes: u64) {
         self.cold_cache_bytes = bytes;
+    }
+
+    /// Whether an index opened from now on may build what later calls use on a thread of its
+    /// own (default true; [`Index::set_background_builds`]). A process that answers one call
+    /// and exits (the CLI) turns it off: the build would only take a core from that call.
+    ///
+    /// [`Index::set_background_builds`]: sessiondex_query::index::Index::set_background_builds
+    pub fn set_background_builds(&mut self, on: bool) {
+        self.background_builds = on;
     }
 
     /// The configuration.

@@ -115,6 +115,7 @@ impl Memory {
         }
         let index = Arc::new(Index::open(self.index_dir(), branches)?);
         index.set_cold_cache_bytes(self.cold_cache_bytes);
+        index.set_background_builds(self.background_builds);
         open.retain(|(b, _)| *b != branches);
         open.push((branches, Arc::clone(&index)));
         Ok(index)
