@@ -257,6 +257,47 @@ impl Buckets {
         Buckets { starts, terms }
     }
 
+    /// The buckets of `list`'s terms when each term is in one bucket at most, the one
+    /// `bucket` gives it. Built in a call (the second search by suffix), so it touches as
+    /// little new memory as it can: each term's bucket is noted in one pass and placed from
+    /// the note in the next (no term looked at twice, no bucket's last term kept), and the
+    /// starts, used as the next free places, shift back in place.
+    fn of_one(list: &TermList, bucket: impl Fn(&[u8]) -> Option<u16>) -> Buckets {
+        const NONE: u32 = u32::MAX;
+        let mut starts = vec![0u32; SUFFIX_BUCKETS + 1];
+        let picks: Vec<u32> = (0..list.len())
+            .map(|k| match list.get(k).and_then(|(t, _, _)| bucket(t)) {
+                Some(b) => {
+                    // Bucket `b`'s count at `b + 1`; the prefix sum below makes it a start.
+                    starts[usize::from(b) + 1] += 1;
+                    u32::from(b)
+                }
+                None => NONE,
+            })
+            .collect();
+        for b in 0..SUFFIX_BUCKETS {
+            starts[b + 1] += starts[b];
+        }
+        let mut terms = vec![0u32; starts[SUFFIX_BUCKETS] as usize];
+        for (k, &b) in picks.iter().enumerate() {
+            let Some(at) = starts.get_mut(b as usize).filter(|_| b != NONE) else {
+                continue;
+            };
+            if let Some(t) = terms.get_mut(*at as usize) {
+                // At most 2^32 terms: the list's ends are u32.
+                #[allow(clippy::cast_possible_truncation)]
+                {
+                    *t = k as u32;
+                }
+            }
+            *at += 1;
+        }
+        // Each start is now the next bucket's: shifted back, bucket 0 starts at 0.
+        starts.copy_within(..SUFFIX_BUCKETS, 1);
+        starts[0] = 0;
+        Buckets { starts, terms }
+    }
+
     /// The positions of bucket `b`.
     fn get(&self, b: usize) -> &[u32] {
         let (s, e) = (self.starts[b] as usize, self.starts[b + 1] as usize);
@@ -461,15 +502,11 @@ impl TermList {
     /// [`Suffixes`]: each term of three bytes or more in the bucket of its last three.
     fn suffixes(&self) -> &Suffixes {
         self.suffixes.get_or_init(|| {
-            Buckets::of(
-                self,
-                |t, put| {
-                    if t.len() >= 3 {
-                        put(suffix_bucket(t));
-                    }
-                },
-                &mut || {},
-            )
+            Buckets::of_one(self, |t| {
+                // Below 2^16: the bucket count.
+                #[allow(clippy::cast_possible_truncation)]
+                (t.len() >= 3).then(|| suffix_bucket(t) as u16)
+            })
         })
     }
 
