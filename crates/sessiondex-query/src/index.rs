@@ -1594,12 +1594,7 @@ mod tests {
                     memchr::memmem::Finder::new(a),
                     memchr::memmem::Finder::new(b),
                 ];
-                let want: Vec<usize> = terms
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, t)| t.contains(a) || t.contains(b))
-                    .map(|(k, _)| k)
-                    .collect();
+                let want: Vec<usize> = positions(&terms, |t| t.contains(a) || t.contains(b));
                 assert_eq!(list.holding(&finders), want, "{a:?} {b:?}");
                 // From the second call on, a bucket's terms: ascending, each once, and
                 // every term holding a needle among them.
@@ -1607,12 +1602,7 @@ mod tests {
                 assert!(maybe.windows(2).all(|w| w[0] < w[1]), "{a:?} {b:?}");
                 assert!(want.iter().all(|k| maybe.contains(k)), "{a:?} {b:?}");
             }
-            let ending: Vec<usize> = terms
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| t.ends_with(a))
-                .map(|(k, _)| k)
-                .collect();
+            let ending: Vec<usize> = positions(&terms, |t| t.ends_with(a));
             // The first call searches, the later ones look in the needle's bucket.
             for _ in 0..2 {
                 assert_eq!(
@@ -1632,6 +1622,16 @@ mod tests {
             dotted.ords.push(0);
         }
         assert_eq!(dotted.dotted(), [1, 2]);
+    }
+
+    /// The positions of the `terms` that `keep` keeps, ascending.
+    fn positions(terms: &[impl AsRef<str>], keep: impl Fn(&str) -> bool) -> Vec<usize> {
+        terms
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| keep(t.as_ref()))
+            .map(|(k, _)| k)
+            .collect()
     }
 
     /// The letters of [`random_terms`]: few, so that many terms share runs and buckets.
@@ -1685,23 +1685,13 @@ mod tests {
             .collect();
         let check = |list: &TermList| {
             for needle in &needles {
-                let want: Vec<usize> = terms
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, t)| t.contains(needle.as_str()))
-                    .map(|(k, _)| k)
-                    .collect();
+                let want: Vec<usize> = positions(&terms, |t| t.contains(needle.as_str()));
                 let f = [memchr::memmem::Finder::new(needle)];
                 assert_eq!(list.holding(&f), want, "{needle:?}");
                 let maybe = list.maybe_holding(&f);
                 assert!(maybe.windows(2).all(|w| w[0] < w[1]), "{needle:?}");
                 assert!(want.iter().all(|k| maybe.contains(k)), "{needle:?}");
-                let ending: Vec<usize> = terms
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, t)| t.ends_with(needle.as_str()))
-                    .map(|(k, _)| k)
-                    .collect();
+                let ending: Vec<usize> = positions(&terms, |t| t.ends_with(needle.as_str()));
                 assert_eq!(list.ending_with(&f[0]), ending, "{needle:?}");
             }
         };
@@ -1742,12 +1732,7 @@ mod tests {
         let _ = list.ending_with(&memchr::memmem::Finder::new("abc"));
         for _ in 0..400 {
             let needle: String = (0..next(6)).map(|_| ALPHABET[next(5) as usize]).collect();
-            let want: Vec<usize> = terms
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| t.ends_with(&needle))
-                .map(|(k, _)| k)
-                .collect();
+            let want: Vec<usize> = positions(&terms, |t| t.ends_with(&needle));
             let got = list.ending_with(&memchr::memmem::Finder::new(&needle));
             assert_eq!(got, want, "{needle:?}");
         }
